@@ -1,0 +1,3 @@
+from forestlab.cli import app
+
+app(prog_name="forestlab")
