@@ -1,0 +1,342 @@
+"""The run store: one SQLite database (WAL mode) with a row per run, and arrays beside it.
+
+A run is identified by its key, a content hash of everything that decides its result. Records are written one by one
+as runs finish, so a killed process loses only the runs in flight; the key is the primary key, so a rerun never
+writes a duplicate. Arrays (curves, test scores) are ``.npz`` files named by key, written atomically *before* the row
+that points to them, and always loaded with pickling refused.
+
+Only the process that runs ``forestlab run`` writes; several such processes on one store are serialised by SQLite's
+locking (and, for whole runs, by :class:`RunLock`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import socket
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from forestlab.errors import StoreError
+
+SCHEMA_VERSION = 1
+DB_NAME = "runs.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY,
+    status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+    experiment TEXT,
+    study TEXT,
+    dataset TEXT NOT NULL,
+    algorithm TEXT NOT NULL,
+    protocol TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    fold INTEGER,
+    spec TEXT NOT NULL,
+    selected TEXT,
+    metrics TEXT,
+    timings TEXT,
+    arrays TEXT,
+    error TEXT,
+    forestlab_version TEXT,
+    learner_version INTEGER,
+    host TEXT,
+    pid INTEGER,
+    finished_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (dataset, algorithm, status);
+CREATE TABLE IF NOT EXISTS membership (
+    experiment TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (experiment, key)
+);
+"""
+
+_JSON_COLUMNS = ("spec", "selected", "metrics", "timings", "arrays")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=True)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot store {type(value).__name__} as JSON")
+
+
+class Store:
+    """The SQLite run store under ``results_dir``.
+
+    Parameters
+    ----------
+    results_dir : path
+        Folder holding ``runs.sqlite`` and ``arrays/``; created when missing (unless ``readonly``).
+    readonly : bool
+        Open for reading only (reports); a missing store is then an empty one.
+    """
+
+    def __init__(self, results_dir: str | os.PathLike[str], *, readonly: bool = False) -> None:
+        self.results_dir = Path(results_dir)
+        self.path = self.results_dir / DB_NAME
+        self.arrays_dir = self.results_dir / "arrays"
+        self.readonly = readonly
+        self._conn: sqlite3.Connection | None = None
+        if readonly and not self.path.exists():
+            return
+        if not readonly:
+            try:
+                self.arrays_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the results folder {self.results_dir}: {exc.strerror}") from None
+        self._conn = self._connect()
+
+    # -- opening ---------------------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self.path.exists():
+            _check_header(self.path)
+        try:
+            uri = f"file:{self.path}?mode=ro" if self.readonly else f"file:{self.path}"
+            conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 60000")
+            if not self.readonly:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.executescript(_SCHEMA)
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a usable forestlab store ({exc}); it was left untouched: "
+                             "move it aside (or restore a backup) and rerun") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
+                             f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"no store at {self.path}")
+        return self._conn
+
+    def check_integrity(self) -> None:
+        """Raise StoreError if SQLite finds the database damaged (``PRAGMA quick_check``)."""
+        if self._conn is None:
+            return
+        try:
+            result = self.conn.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            result = str(exc)
+        if result != "ok":
+            raise StoreError(f"{self.path} is damaged ({result}); it was left untouched: move it aside and rerun")
+
+    # -- writing ---------------------------------------------------------------------------------------------
+    def save_arrays(self, key: str, arrays: Mapping[str, np.ndarray]) -> list[str]:
+        """Write ``arrays`` to ``arrays/<key>.npz`` atomically; return the names written."""
+        if not arrays:
+            return []
+        target = self.arrays_dir / f"{key}.npz"
+        fd, tmp = tempfile.mkstemp(dir=self.arrays_dir, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez_compressed(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+            os.replace(tmp, target)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise StoreError(_os_message(exc, self.arrays_dir)) from None
+        return sorted(arrays)
+
+    def put(self, record: Mapping[str, Any], *, overwrite_done: bool = False) -> None:
+        """Insert or update one run record.
+
+        A ``done`` row is never replaced by a ``failed`` one, and is replaced by a new ``done`` row only when
+        ``overwrite_done`` (``--force``).
+        """
+        row = dict(record)
+        for col in _JSON_COLUMNS:
+            if col in row and row[col] is not None and not isinstance(row[col], str):
+                row[col] = _dumps(row[col])
+        row.setdefault("finished_at", time.time())
+        row.setdefault("host", socket.gethostname())
+        row.setdefault("pid", os.getpid())
+        cols = ["key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed",
+                "repetition", "fold", "spec", "selected", "metrics", "timings", "arrays", "error",
+                "forestlab_version", "learner_version", "host", "pid", "finished_at"]
+        values = [row.get(c) for c in cols]
+        update = ", ".join(f"{c} = excluded.{c}" for c in cols[1:])
+        guard = "" if overwrite_done else "WHERE runs.status != 'done'"
+        sql = (f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+               f"ON CONFLICT(key) DO UPDATE SET {update} {guard}")
+        try:
+            with self._transaction() as conn:
+                conn.execute(sql, values)
+                if row.get("experiment"):
+                    conn.execute("INSERT OR IGNORE INTO membership VALUES (?, ?)", (row["experiment"], row["key"]))
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot write to {self.path}: {exc}") from None
+
+    def add_membership(self, experiment: str, keys: Iterable[str]) -> None:
+        with self._transaction() as conn:
+            conn.executemany("INSERT OR IGNORE INTO membership VALUES (?, ?)", [(experiment, k) for k in keys])
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    # -- reading ---------------------------------------------------------------------------------------------
+    def statuses(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """Map key → status for the given keys (all keys when None)."""
+        if self._conn is None:
+            return {}
+        if keys is None:
+            return dict(self.conn.execute("SELECT key, status FROM runs").fetchall())
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            q = f"SELECT key, status FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update(self.conn.execute(q, chunk).fetchall())
+        return out
+
+    def records(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
+        """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found)."""
+        cols = ["key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed", "repetition",
+                "fold", "spec", "selected", "metrics", "timings", "arrays", "error", "forestlab_version",
+                "learner_version", "host", "pid", "finished_at"]
+        if self._conn is None:
+            return pd.DataFrame(columns=cols)
+        rows: list[tuple] = []
+        if keys is None:
+            rows = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs").fetchall()
+        else:
+            keys = list(keys)
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                q = f"SELECT {', '.join(cols)} FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
+                rows.extend(self.conn.execute(q, chunk).fetchall())
+        df = pd.DataFrame(rows, columns=cols)
+        for col in _JSON_COLUMNS:
+            df[col] = [json.loads(v) if v else ({} if col != "arrays" else []) for v in df[col]]
+        return df
+
+    def load_arrays(self, key: str) -> dict[str, np.ndarray]:
+        """The arrays of one run (empty dict if it stored none); never unpickles."""
+        path = self.arrays_dir / f"{key}.npz"
+        if not path.exists():
+            return {}
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read {path} ({exc}); delete it and rerun to recompute the run") from None
+
+    def count(self) -> int:
+        if self._conn is None:
+            return 0
+        return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not an SQLite database before SQLite is asked to open (and maybe rewrite) it."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if head and head != b"SQLite format 3\x00":
+        raise StoreError(f"{path} is not an SQLite database (corrupt or foreign file); it was left untouched: "
+                         "move it aside (or restore a backup) and rerun")
+
+
+def _os_message(exc: OSError, where: Path) -> str:
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on the device holding {where}; free some space and rerun (finished runs are kept)"
+    if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+        return f"cannot write to {where} ({exc.strerror}); fix its permissions or set paths.results_dir"
+    return f"cannot write to {where}: {exc.strerror or exc}"
+
+
+class RunLock:
+    """An exclusive lock on a results folder for the length of one ``forestlab run``.
+
+    Two runs started on one store (overlapping cron jobs) do not interleave: the second waits for the first
+    (``wait=True``) or gives up at once with :class:`StoreError` (``wait=False``).
+    """
+
+    def __init__(self, results_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(results_dir) / "run.lock"
+        self._fh: Any = None
+
+    def acquire(self, *, wait: bool, on_wait: Any = None) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "a+")
+        except OSError as exc:
+            raise StoreError(_os_message(exc, self.path.parent)) from None
+        try:
+            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = self._holder()
+            if not wait:
+                self._fh.close()
+                self._fh = None
+                raise StoreError(f"another forestlab run{holder} is using {self.path.parent}; "
+                                 "not started (use --wait to queue behind it)") from None
+            if on_wait is not None:
+                on_wait(holder)
+            fcntl.flock(self._fh, fcntl.LOCK_EX)
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(f"{os.getpid()} {socket.gethostname()}\n")
+        self._fh.flush()
+
+    def _holder(self) -> str:
+        try:
+            text = self.path.read_text().split()
+            return f" (pid {text[0]} on {text[1]})" if len(text) >= 2 else ""
+        except OSError:
+            return ""
+
+    def release(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
