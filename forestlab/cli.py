@@ -1,0 +1,368 @@
+"""The ``forestlab`` command line (typer). Hydra overrides are plain arguments: ``forestlab run experiment=uci_binary``.
+
+Exit status: 0 when everything asked for is done; 1 when a run failed (after every other run is stored); 2 for an
+error in the input (unknown name, bad override, missing or corrupt file); 75 when another run holds the store and
+``--no-wait`` was given; 130 when interrupted (what finished is stored).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from forestlab.errors import ForestlabError, StoreError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Reproduce and extend tree-ensemble studies. Arguments KEY=VALUE are Hydra overrides, "
+                       "e.g. `forestlab run experiment=uci_binary seeds=10 launcher.n_jobs=2`.")
+datasets_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Dataset utilities.")
+app.add_typer(datasets_app, name="datasets")
+
+EXIT_FAILED_RUNS = 1
+EXIT_USAGE = 2
+EXIT_BUSY = 75
+EXIT_INTERRUPTED = 130
+
+log = logging.getLogger("forestlab")
+
+Overrides = Annotated[list[str] | None, typer.Argument(help="Hydra overrides KEY=VALUE.", show_default=False)]
+
+
+def _setup_logging(quiet: bool = False) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+    root = logging.getLogger("forestlab")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING if quiet else logging.INFO)
+    root.propagate = False
+
+
+def _err(message: str) -> None:
+    typer.echo(f"forestlab: error: {message}", err=True)
+
+
+def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn user errors into one line on stderr and exit status 2 (75 for a busy store)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except StoreError as exc:
+            _err(str(exc))
+            code = EXIT_BUSY if "another forestlab run" in str(exc) else EXIT_USAGE
+            raise typer.Exit(code) from None
+        except ForestlabError as exc:
+            _err(str(exc))
+            raise typer.Exit(EXIT_USAGE) from None
+        except KeyboardInterrupt:
+            _err("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
+
+
+def _compose(overrides: Sequence[str] | None, experiment: str | None = None):
+    from forestlab.config import compose
+
+    ov = list(overrides or [])
+    if experiment:
+        if "=" in experiment:  # `forestlab tables seeds=3` without an experiment name
+            ov.insert(0, experiment)
+        else:
+            ov.insert(0, f"experiment={experiment}")
+    return compose(ov)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+class Progress:
+    """Progress of a run: a bar (done, failed, left, ETA) on a terminal; plain log lines otherwise."""
+
+    def __init__(self, *, quiet: bool, terminal: bool) -> None:
+        self.quiet = quiet
+        self.terminal = terminal and not quiet
+        self.bar: Any = None
+        self.task: Any = None
+        self.total = 0
+        self.done = self.failed = 0
+        self.t0 = time.perf_counter()
+
+    def __call__(self, kind: str, value: Any) -> None:
+        getattr(self, f"on_{kind}")(value)
+
+    def on_skip(self, value: Any) -> None:
+        dataset, message, n = value
+        _err(f"{message} ({n} runs of '{dataset}' not started)")
+
+    def on_start(self, value: Any) -> None:
+        summary, todo = value
+        self.total = todo
+        self.t0 = time.perf_counter()
+        log.warning if self.quiet else None
+        msg = (f"{summary.planned} runs planned, {summary.already_done} already done, {todo} to run")
+        if self.quiet:
+            typer.echo(msg, err=True)
+        else:
+            log.info(msg)
+        if self.terminal and todo:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[failed]} failed"), TextColumn("ETA"),
+                                TimeRemainingColumn(), TimeElapsedColumn(), transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task("runs", total=todo, failed=0)
+
+    def _line(self, spec: Any, rec: Any) -> str:
+        fold = f" fold {spec.fold}" if spec.fold is not None else ""
+        left = self.total - self.done - self.failed
+        elapsed = time.perf_counter() - self.t0
+        finished = self.done + self.failed
+        eta = elapsed / finished * left if finished else 0.0
+        return (f"[{finished}/{self.total}] {rec['status']} {spec.algorithm} on {spec.dataset} "
+                f"rep {spec.repetition}{fold} ({rec['timings'].get('total', 0):.2f}s; {left} left, "
+                f"ETA {eta:.0f}s)")
+
+    def on_done(self, value: Any) -> None:
+        spec, rec = value
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1)
+        elif not self.quiet:
+            log.info(self._line(spec, rec))
+
+    def on_failed(self, value: Any) -> None:
+        spec, rec = value
+        self.failed += 1
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, failed=self.failed)
+        last = (rec["error"] or "").strip().splitlines()[-1:] or ["unknown error"]
+        msg = f"run {spec.key[:12]} ({spec.algorithm} on {spec.dataset} rep {spec.repetition}) failed: {last[0]}"
+        if self.bar is not None:
+            self.bar.console.print(msg, markup=False, highlight=False)
+        else:
+            _err(msg)
+
+    def on_end(self, summary: Any) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+@app.command()
+@handle_errors
+def run(
+    overrides: Overrides = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute runs that are already done.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Plain summary lines only (for cron).")] = False,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait",
+                                       help="When another run holds the store: wait for it, or exit 75.")] = True,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and exit.")] = False,
+) -> None:
+    """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
+    from forestlab.config import resolve_path
+    from forestlab.runner import execute, is_terminal, plan
+    from forestlab.store import RunLock, Store
+
+    _setup_logging(quiet)
+    cfg = _compose(overrides)
+    specs = plan(cfg)
+    results_dir = resolve_path(cfg.paths.results_dir)
+    if dry_run:
+        with Store(results_dir, readonly=True) as store:
+            statuses = store.statuses(s.key for s in specs)
+        done = sum(1 for s in specs if statuses.get(s.key) == "done")
+        typer.echo(f"experiment {cfg.experiment.name}: {len(specs)} runs "
+                   f"({len(cfg.experiment.datasets)} datasets x {len(cfg.experiment.algorithms)} algorithms x "
+                   f"{cfg.seeds} seeds), {done} done, {len(specs) - done} to run")
+        return
+    lock = RunLock(results_dir)
+    lock.acquire(wait=wait, on_wait=lambda holder: typer.echo(
+        f"another forestlab run{holder} is using {results_dir}; waiting for it to finish", err=True))
+    try:
+        with Store(results_dir) as store:
+            store.add_membership(str(cfg.experiment.name), (s.key for s in specs))
+            progress = Progress(quiet=quiet, terminal=is_terminal())
+            summary = execute(specs, store, n_jobs=int(cfg.launcher.n_jobs), backend=str(cfg.launcher.backend),
+                              force=force, on_event=progress, scheduler=cfg.launcher.get("scheduler"))
+    finally:
+        lock.release()
+    typer.echo(f"experiment {cfg.experiment.name}: {summary.done} done, {summary.failed} failed, "
+               f"{summary.already_done} already done, {summary.skipped} not started "
+               f"({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}", err=quiet)
+    if summary.interrupted:
+        _err(f"interrupted: {summary.done + summary.failed} finished runs are stored; "
+             "run the same command again to resume")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if summary.skipped:
+        raise typer.Exit(EXIT_USAGE)
+    if summary.failed:
+        _err(f"{summary.failed} runs failed; their tracebacks are in the store (forestlab status "
+             f"{cfg.experiment.name} --failed); rerun to retry them")
+        raise typer.Exit(EXIT_FAILED_RUNS)
+
+
+def _experiments_for(experiment: str | None) -> list[str]:
+    from forestlab.config import list_options
+
+    if experiment and "=" not in experiment:
+        return [experiment]
+    return list_options("experiments")
+
+
+@app.command()
+@handle_errors
+def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
+           overrides: Overrides = None) -> None:
+    """Write the tables of an experiment (Markdown, CSV, LaTeX) under results/tables/ from the stored runs."""
+    from forestlab.report import render_tables
+
+    _setup_logging()
+    for name in _experiments_for(experiment):
+        cfg = _compose(overrides, name)
+        for path in render_tables(cfg):
+            typer.echo(str(path))
+
+
+@app.command()
+@handle_errors
+def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
+            overrides: Overrides = None) -> None:
+    """Draw the figures of an experiment (PNG and PDF) under results/figures/ from the stored runs."""
+    from forestlab.report import render_figures
+
+    _setup_logging()
+    for name in _experiments_for(experiment):
+        cfg = _compose(overrides, name)
+        for path in render_figures(cfg):
+            typer.echo(str(path))
+
+
+@app.command()
+@handle_errors
+def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all with a study).")] = None,
+            overrides: Overrides = None) -> None:
+    """Print published and reproduced numbers side by side, their differences, and which claims hold."""
+    from forestlab.report import compare_experiment
+
+    _setup_logging()
+    for name in _experiments_for(experiment):
+        cfg = _compose(overrides, name)
+        text = compare_experiment(cfg)
+        if text:
+            typer.echo(text)
+
+
+@app.command()
+@handle_errors
+def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
+           overrides: Overrides = None,
+           failed: Annotated[bool, typer.Option("--failed", help="Show the error of each failed run.")] = False,
+           ) -> None:
+    """Show, per experiment, how many runs are done, failed, pending, and stale (stored for an older config)."""
+    from forestlab.config import resolve_path
+    from forestlab.runner import plan
+    from forestlab.store import Store
+
+    rows = []
+    for name in _experiments_for(experiment):
+        cfg = _compose(overrides, name)
+        specs = plan(cfg)
+        with Store(resolve_path(cfg.paths.results_dir), readonly=True) as store:
+            statuses = store.statuses(s.key for s in specs)
+            planned = {s.key for s in specs}
+            members = set()
+            if store._conn is not None:
+                members = {k for (k,) in store.conn.execute(
+                    "SELECT m.key FROM membership m JOIN runs r ON r.key = m.key WHERE m.experiment = ?",
+                    (str(cfg.experiment.name),))}
+            failed_df = store.records([k for k, v in statuses.items() if v == "failed"]) if failed else None
+        n_done = sum(1 for v in statuses.values() if v == "done")
+        n_failed = sum(1 for v in statuses.values() if v == "failed")
+        stale = len(members - planned)
+        rows.append((name, len(specs), n_done, n_failed, len(specs) - n_done - n_failed, stale))
+        if failed_df is not None:
+            for _, r in failed_df.iterrows():
+                typer.echo(f"--- {name}: {r['algorithm']} on {r['dataset']} rep {r['repetition']} "
+                           f"(key {r['key']})\n{r['error']}")
+    width = max(len(r[0]) for r in rows) if rows else 10
+    typer.echo(f"{'experiment':<{width}}  planned    done  failed  pending   stale")
+    for r in rows:
+        typer.echo(f"{r[0]:<{width}}  {r[1]:>7} {r[2]:>7} {r[3]:>7} {r[4]:>8} {r[5]:>7}")
+
+
+@app.command("list")
+@handle_errors
+def list_(kind: Annotated[str, typer.Argument(help="experiments | datasets | algorithms | protocols | launchers")]
+          ) -> None:
+    """List the experiments, datasets, algorithms, protocols or launchers that can be named."""
+    from forestlab.config import describe, list_options
+
+    names = list_options(kind)
+    width = max((len(n) for n in names), default=0)
+    for name in names:
+        typer.echo(f"{name:<{width}}  {describe(kind, name)}".rstrip())
+
+
+@app.command("config")
+@handle_errors
+def config_(overrides: Overrides = None) -> None:
+    """Print the composed configuration (YAML) for the given overrides."""
+    from omegaconf import OmegaConf
+
+    typer.echo(OmegaConf.to_yaml(_compose(overrides)), nl=False)
+
+
+@datasets_app.command("verify")
+@handle_errors
+def datasets_verify(
+    names: Annotated[list[str] | None, typer.Argument(help="Dataset names (default: all).")] = None,
+    download: Annotated[bool, typer.Option("--download/--no-download",
+                                           help="Fetch missing files from the official URLs.")] = False,
+) -> None:
+    """Check each dataset's files (SHA-256) and shape, from the cache, the mirror or the network."""
+    from forestlab.config import compose, group_options, load_group_option, resolve_path, to_container
+    from forestlab.datasets import verify_dataset
+
+    cfg = compose([])
+    data_dir = resolve_path(cfg.paths.data_dir)
+    bad = 0
+    for name in names or group_options("dataset"):
+        ds_cfg = to_container(load_group_option("dataset", name))
+        res = verify_dataset(ds_cfg, data_dir=data_dir, mirror=cfg.paths.get("mirror"), download=download)
+        mark = "ok  " if res["ok"] else "FAIL"
+        shape = "x".join(str(s) for s in res.get("shape") or ()) or "-"
+        typer.echo(f"{mark} {name:<16} {shape:>12}  {res.get('message', '')}".rstrip())
+        bad += not res["ok"]
+    if bad:
+        _err(f"{bad} dataset(s) failed verification")
+        raise typer.Exit(EXIT_USAGE)
+
+
+@app.command()
+def version() -> None:
+    """Print forestlab's version."""
+    from forestlab import __version__
+
+    typer.echo(__version__)
+
+
+def main() -> None:  # pragma: no cover
+    app(prog_name="forestlab")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
+
+
+_ = Path  # re-exported for type checkers of callers

@@ -1,0 +1,95 @@
+"""Tables of mean ± std over seeds or folds, in Markdown, CSV and LaTeX."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from forestlab.report._collect import ExperimentResults, cell_label, load_results, summarise, tables_spec
+
+
+def fmt(mean: float, std: float, n: int, digits: int = 3) -> str:
+    """'0.123 ± 0.010' (just the mean for one run, '—' for none)."""
+    if n == 0 or math.isnan(mean):
+        return "—"
+    if n == 1:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
+    """One row per dataset; for each cell its mean, std and number of runs."""
+    rows = []
+    for dataset in res.datasets:
+        row: dict[str, Any] = {"dataset": dataset}
+        planned = res.planned[res.planned["dataset"] == dataset]
+        done = res.runs[res.runs["dataset"] == dataset]
+        row["runs"] = f"{len(done)}/{len(planned)}"
+        for cell in spec["cells"]:
+            mean, std, n = summarise(res.cell_values(cell, dataset))
+            label = cell_label(cell)
+            row[f"{label} mean"], row[f"{label} std"], row[f"{label} n"] = mean, std, n
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame({"dataset": table["dataset"]})
+    for cell in spec["cells"]:
+        label = cell_label(cell)
+        digits = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
+        out[label] = [fmt(m, s, int(n), digits) for m, s, n in
+                      zip(table[f"{label} mean"], table[f"{label} std"], table[f"{label} n"], strict=True)]
+    out["runs"] = table["runs"]
+    return out
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(str(v) for v in row.tolist()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _tex_escape(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
+                 ("±", r"$\pm$"), ("—", "--")):
+        text = text.replace(a, b)
+    return text
+
+
+def to_latex(df: pd.DataFrame, caption: str) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = [r"\begin{table}[ht]", r"\centering", rf"\caption{{{_tex_escape(caption)}}}",
+             r"\begin{tabular}{l" + "r" * (len(cols) - 1) + "}", r"\hline",
+             " & ".join(_tex_escape(c) for c in cols) + r" \\", r"\hline"]
+    for _, row in df.iterrows():
+        lines.append(" & ".join(_tex_escape(str(v)) for v in row.tolist()) + r" \\")
+    lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_tables(cfg: DictConfig) -> list[Path]:
+    """Write every table of the experiment to results/tables/<experiment>/<name>.{md,csv,tex}."""
+    res = load_results(cfg)
+    out_dir = res.results_dir / "tables" / res.name
+    written: list[Path] = []
+    for spec in tables_spec(cfg):
+        table = build_table(res, spec)
+        display = _display(res, spec, table)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        title = str(spec.get("title", spec["name"]))
+        md = out_dir / f"{spec['name']}.md"
+        md.write_text(f"# {title}\n\nExperiment `{res.name}`; cells are mean ± std over seeds or folds.\n\n"
+                      + to_markdown(display))
+        csv = out_dir / f"{spec['name']}.csv"
+        table.to_csv(csv, index=False, float_format="%.6g")
+        tex = out_dir / f"{spec['name']}.tex"
+        tex.write_text(to_latex(display, title))
+        written += [md, csv, tex]
+    return written
