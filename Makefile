@@ -1,0 +1,59 @@
+# forestlab: thin wrappers over the CLI and pytest. `make help` lists the targets.
+# Everything runs inside a project-local virtual environment (.venv), created on first use.
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.forestlab-installed
+JOBS   ?= 2
+# Experiments run by `make tables` / `make figures` (default: every registered one).
+EXPERIMENTS ?= $(shell test -x $(BIN)/forestlab && $(BIN)/forestlab list experiments | cut -d' ' -f1)
+
+.DEFAULT_GOAL := help
+.PHONY: help install run tables figures compare test test-full bench lint clean-results
+
+help: ## Show this help
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-14s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## Create .venv and install forestlab with its test and cluster extras
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
+	@touch $(STAMP)
+
+run: install ## Run the default experiment (offline, under a minute) and print its table
+	$(BIN)/forestlab run launcher.n_jobs=$(JOBS)
+	$(BIN)/forestlab tables quickstart
+	@cat results/tables/quickstart/test_risk.md
+
+tables: install ## Run every experiment (incrementally) and render every table and comparison
+	@set -e; for e in $(EXPERIMENTS); do \
+	  $(BIN)/forestlab run experiment=$$e launcher.n_jobs=$(JOBS) --quiet; \
+	  $(BIN)/forestlab tables $$e; \
+	  $(BIN)/forestlab compare $$e; \
+	done
+
+figures: install ## Run every experiment (incrementally) and draw every figure
+	@set -e; for e in $(EXPERIMENTS); do \
+	  $(BIN)/forestlab run experiment=$$e launcher.n_jobs=$(JOBS) --quiet; \
+	  $(BIN)/forestlab figures $$e; \
+	done
+
+compare: install ## Print published vs reproduced numbers for every experiment with stored runs
+	$(BIN)/forestlab compare
+
+test: install ## Run the test suite (set FORESTLAB_DATA_MIRROR for the dataset tests)
+	$(BIN)/python -m pytest -m "not slow and not network" -q
+
+test-full: install ## Run every test, slow ones included (never the network ones)
+	$(BIN)/python -m pytest -m "not network" -q
+
+bench: install ## Run the benchmarks and write bench/results.json and bench/results.md
+	$(BIN)/python -m tests.benchmarks --out bench
+
+lint: install ## Lint with ruff
+	$(BIN)/ruff check forestlab tests
+
+clean-results: ## Delete results/ (the run store, tables and figures)
+	rm -rf results
