@@ -1,0 +1,56 @@
+"""Shared fixtures: the dataset mirror, an isolated results/data folder, and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_MIRROR = REPO.parent / "shared" / "datasets"
+
+
+def mirror_path() -> Path | None:
+    env = os.environ.get("FORESTLAB_DATA_MIRROR")
+    path = Path(env).resolve() if env else DEFAULT_MIRROR
+    return path if path.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    """The dataset mirror (``FORESTLAB_DATA_MIRROR`` or ../shared/datasets); tests that need it skip without it."""
+    path = mirror_path()
+    if path is None:
+        pytest.skip("no dataset mirror: set FORESTLAB_DATA_MIRROR to a folder laid out like ../shared/datasets")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One dataset cache for the whole session, so parsed datasets are reused across tests."""
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, shared_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated results folder (and the session's data cache), set through forestlab's environment variables."""
+    results = tmp_path / "results"
+    monkeypatch.setenv("FORESTLAB_RESULTS_DIR", str(results))
+    monkeypatch.setenv("FORESTLAB_DATA_DIR", str(shared_data_dir))
+    mp = mirror_path()
+    if mp is not None:
+        monkeypatch.setenv("FORESTLAB_DATA_MIRROR", str(mp))
+    else:
+        monkeypatch.delenv("FORESTLAB_DATA_MIRROR", raising=False)
+    return tmp_path
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m forestlab ARGS`` in a subprocess (the real entry point, real exit codes)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "forestlab", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=cwd or REPO)
