@@ -50,7 +50,7 @@ test-full: install ## Run every test, slow ones included (never the network ones
 	$(BIN)/python -m pytest -m "not network" -q
 
 bench: install ## Run the benchmarks and write bench/results.json and bench/results.md
-	$(BIN)/python -m tests.benchmarks --out bench
+	$(BIN)/python tests/benchmarks/run.py --out bench
 
 lint: install ## Lint with ruff
 	$(BIN)/ruff check forestlab tests

@@ -1,0 +1,57 @@
+"""Runner benchmarks: overhead per run on many tiny runs, and the speed-up of n_jobs=2 over n_jobs=1.
+
+Both run the real runner (plan → store → joblib → SQLite) in fresh temporary results folders.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+from forestlab.config import compose
+from forestlab.runner import execute, plan
+from forestlab.store import Store
+
+
+def _timed_run(overrides: list[str], n_jobs: int) -> tuple[float, float, int]:
+    """Wall time of `forestlab run`'s execute step, the summed in-worker run time, and the number of runs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["FORESTLAB_RESULTS_DIR"] = tmp
+        cfg = compose(overrides + [f"launcher.n_jobs={n_jobs}"])
+        specs = plan(cfg)
+        with Store(tmp) as store:
+            t0 = time.perf_counter()
+            summary = execute(specs, store, n_jobs=n_jobs, backend="loky")
+            wall = time.perf_counter() - t0
+            inner = sum(r["total"] for r in store.records()["timings"])
+        assert summary.failed == 0 and summary.done == len(specs), summary
+    return wall, inner, len(specs)
+
+
+def bench_overhead(out: dict) -> None:
+    """200 tiny runs (RF, 5 trees, 150 points): per-run time the runner adds around the run itself."""
+    overrides = ["dataset=ringnorm_small", "algorithm=rf", "algorithm.params.n_estimators=5",
+                 "protocol.train_size=100", "protocol.test_size=50", "seeds=200"]
+    wall, inner, n = _timed_run(overrides, n_jobs=1)
+    per_run = (wall - inner) / n
+    out["runner_overhead"] = {
+        "runs": n, "wall_s": round(wall, 3), "inside_runs_s": round(inner, 3),
+        "overhead_per_run_ms": round(per_run * 1000, 2),
+        "overhead_vs_0.5s_run_pct": round(100 * per_run / 0.5, 2),
+        "target": "< 5% of a 0.5 s run",
+    }
+
+
+def bench_speedup(out: dict) -> None:
+    """A real experiment (quickstart with 10 seeds: 20 RF runs of 100 trees) with n_jobs=1 and n_jobs=2."""
+    overrides = ["experiment=quickstart", "seeds=10"]
+    t1, _, n = _timed_run(overrides, n_jobs=1)
+    t2, _, _ = _timed_run(overrides, n_jobs=2)
+    out["speedup_n_jobs_2"] = {"runs": n, "n_jobs_1_s": round(t1, 2), "n_jobs_2_s": round(t2, 2),
+                               "speedup": round(t1 / t2, 3), "cores": os.cpu_count(), "target": ">= 1.7"}
+
+
+def run(out: dict) -> None:
+    bench_overhead(out)
+    bench_speedup(out)

@@ -1,0 +1,49 @@
+"""`make bench`: run every benchmark and write bench/results.json and bench/results.md.
+
+    python tests/benchmarks/run.py --out bench [--only runner,forest]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+MODULES = {"runner": "bench_runner", "forest": "bench_forest"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="bench")
+    parser.add_argument("--only", default=",".join(MODULES), help="comma-separated: " + ", ".join(MODULES))
+    args = parser.parse_args()
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "python": platform.python_version(),
+                     "machine": platform.machine(), "processor": platform.processor()}
+    for name in args.only.split(","):
+        module = importlib.import_module(MODULES[name.strip()])
+        t0 = time.perf_counter()
+        module.run(results)
+        print(f"{name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    lines = [f"# forestlab benchmarks ({results['when']})", ""]
+    for key, value in results.items():
+        if isinstance(value, dict):
+            lines.append(f"## {key}")
+            lines += [f"- {k}: {v}" for k, v in value.items()]
+            lines.append("")
+    (out_dir / "results.md").write_text("\n".join(lines))
+    print((out_dir / "results.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

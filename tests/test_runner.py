@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+
+from forestlab.config import compose
+from forestlab.runner import execute, execute_spec, plan
+from forestlab.store import Store
+
+QUICK = ["experiment=quickstart", "seeds=2", "algorithm.params.n_estimators=15"]
+
+
+def _metrics(store):
+    df = store.records()
+    return {k: m for k, m in zip(df["key"], df["metrics"], strict=True)}
+
+
+def test_results_identical_for_n_jobs_1_and_2(workdir):
+    specs = plan(compose(QUICK))
+    with Store(workdir / "r1") as s1, Store(workdir / "r2") as s2:
+        assert execute(specs, s1, n_jobs=1).done == len(specs)
+        assert execute(specs, s2, n_jobs=2).done == len(specs)
+        m1, m2 = _metrics(s1), _metrics(s2)
+        assert m1.keys() == m2.keys()
+        for key in m1:
+            a = {k: v for k, v in m1[key].items()}
+            b = {k: v for k, v in m2[key].items()}
+            assert a == b
+            np.testing.assert_array_equal(s1.load_arrays(key)["test_error"], s2.load_arrays(key)["test_error"])
+
+
+def test_rerun_skips_done_runs_and_force_recomputes(workdir):
+    specs = plan(compose(QUICK))
+    with Store(workdir / "r") as store:
+        first = execute(specs, store)
+        assert first.done == len(specs) and first.already_done == 0
+        stamp = dict(zip(store.records()["key"], store.records()["finished_at"], strict=True))
+        second = execute(specs, store)
+        assert second.done == 0 and second.already_done == len(specs)
+        assert dict(zip(store.records()["key"], store.records()["finished_at"], strict=True)) == stamp
+        forced = execute(specs, store, force=True)
+        assert forced.done == len(specs) and store.count() == len(specs)
+
+
+def test_failing_run_is_stored_with_traceback_and_others_go_on(workdir):
+    good = plan(compose(QUICK))
+    bad = plan(compose(QUICK + ["algorithm.params.max_features=banana"]))
+    with Store(workdir / "r") as store:
+        summary = execute(good[:1] + bad[:1] + good[1:2], store)
+        assert summary.done == 2 and summary.failed == 1
+        df = store.records().set_index("key")
+        err = df.loc[bad[0].key, "error"]
+        assert "Traceback" in err and "banana" in err
+        # a failed run is retried on the next run (failures are not cached)
+        again = execute(bad[:1], store)
+        assert again.failed == 1 and again.already_done == 0
+
+
+def test_same_seed_same_trees_for_learners_sharing_a_seed_tag(workdir):
+    cfg = compose(QUICK)
+    spec = plan(cfg)[0]
+    a, b = execute_spec(spec.payload), execute_spec(spec.payload)
+    assert a["status"] == "done" and a["metrics"] == b["metrics"]
+
+
+def test_record_has_the_expected_metrics(workdir):
+    spec = plan(compose(QUICK))[0]
+    rec = execute_spec(spec.payload)
+    assert rec["status"] == "done", rec["error"]
+    for name in ("test_risk", "train_risk", "oob_risk", "test_accuracy", "test_auc", "max_depth"):
+        assert name in rec["metrics"]
+    assert rec["metrics"]["test_risk"] == pytest.approx(1 - rec["metrics"]["test_accuracy"])
+    curves = rec["arrays"]
+    assert curves["test_error"].shape == (15,)
+    assert curves["test_error"][-1] == pytest.approx(rec["metrics"]["test_risk"])
