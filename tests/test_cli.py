@@ -1,0 +1,139 @@
+"""The CLI end to end, through the real entry point (subprocesses) where exit codes and signals matter."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from forestlab.cli import app
+from tests.conftest import REPO, run_cli
+
+runner = CliRunner()
+SMALL = ["seeds=2", "algorithm.params.n_estimators=10"]
+
+
+def test_quickstart_run_tables_figures_compare_status(workdir):
+    res = runner.invoke(app, ["run", *SMALL, "--quiet"])
+    assert res.exit_code == 0, res.output
+    results = workdir / "results"
+    assert (results / "runs.sqlite").exists()
+    res = runner.invoke(app, ["tables", "quickstart", *SMALL])
+    assert res.exit_code == 0, res.output
+    md = (results / "tables" / "quickstart" / "test_risk.md").read_text()
+    assert "wdbc_sklearn" in md and "±" in md and "2/2" in md
+    for ext in ("csv", "tex"):
+        assert (results / "tables" / "quickstart" / f"test_risk.{ext}").stat().st_size > 0
+    res = runner.invoke(app, ["figures", "quickstart", *SMALL])
+    assert res.exit_code == 0, res.output
+    assert (results / "figures" / "quickstart" / "error_curves.png").stat().st_size > 1000
+    assert (results / "figures" / "quickstart" / "error_curves.pdf").exists()
+    res = runner.invoke(app, ["compare", "quickstart", *SMALL])
+    assert res.exit_code == 0 and "oob_tracks_test" in res.output
+    res = runner.invoke(app, ["status", "quickstart", *SMALL])
+    assert res.exit_code == 0 and "quickstart" in res.output
+    row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
+    assert row[1:] == ["4", "4", "0", "0", "0"]
+    # a changed value makes the old runs stale and the new ones pending
+    res = runner.invoke(app, ["status", "quickstart", "seeds=2", "algorithm.params.n_estimators=11"])
+    row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
+    assert row[1:] == ["4", "0", "0", "4", "4"]
+
+
+def test_list_and_config_commands():
+    res = runner.invoke(app, ["list", "experiments"])
+    assert res.exit_code == 0 and "quickstart" in res.output and "uci_binary" in res.output
+    for kind in ("datasets", "algorithms", "protocols"):
+        assert runner.invoke(app, ["list", kind]).exit_code == 0
+    res = runner.invoke(app, ["config", "experiment=uci_binary", "seeds=4"])
+    assert res.exit_code == 0 and "seeds: 4" in res.output and "uci_binary" in res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "experiment=nope"], "unknown experiment 'nope'"),
+    (["run", "nokey=3"], "unknown config key 'nokey'"),
+    (["run", "seeds=-1"], "seeds must be >= 1"),
+    (["run", "seeds=="], "malformed override"),
+    (["list", "things"], "cannot list 'things'"),
+    (["tables", "nope"], "unknown experiment 'nope'"),
+])
+def test_bad_input_exit_2_with_one_line(workdir, args, message):
+    proc = run_cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_failed_runs_exit_1_after_storing_the_others(workdir):
+    # max_features=banana fails inside the learner: every run fails, is stored, and the exit status is 1
+    proc = run_cli("run", "dataset=ringnorm_small", "seeds=2", "algorithm.params.max_features=banana",
+                   "algorithm.params.n_estimators=5", "--quiet")
+    assert proc.returncode == 1, proc.stderr
+    assert "2 runs failed" in proc.stderr
+    con = sqlite3.connect(workdir / "results" / "runs.sqlite")
+    assert con.execute("SELECT COUNT(*) FROM runs WHERE status='failed'").fetchone()[0] == 2
+
+
+def test_missing_dataset_file_is_a_clear_error(workdir, tmp_path):
+    env = {"FORESTLAB_DATA_MIRROR": str(tmp_path / "empty"), "FORESTLAB_DATA_DIR": str(tmp_path / "nodata")}
+    (tmp_path / "empty").mkdir()
+    proc = run_cli("run", "dataset=sonar", "+paths.download=false", env=env)
+    if proc.returncode == 2 and "paths.download" in proc.stderr:  # key already exists: plain override
+        proc = run_cli("run", "dataset=sonar", "paths.download=false", env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "sonar.all-data" in proc.stderr and "FORESTLAB_DATA_MIRROR" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _count_done(db):
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(db, timeout=30)
+        n = con.execute("SELECT COUNT(*) FROM runs WHERE status='done'").fetchone()[0]
+        con.close()
+        return n
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
+    args = [sys.executable, "-m", "forestlab", "run", "experiment=quickstart", "seeds=12",
+            "algorithm.params.n_estimators=60", "launcher.n_jobs=2", "--quiet"]
+    proc = subprocess.Popen(args, cwd=REPO, env=os.environ.copy(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = workdir / "results" / "runs.sqlite"
+    deadline = time.time() + 300
+    while _count_done(db) < 4 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    con = sqlite3.connect(db)
+    before = dict(con.execute("SELECT key, finished_at FROM runs WHERE status='done'").fetchall())
+    con.close()
+    assert 4 <= len(before) < 24, "the run was killed too late to test anything"
+    rerun = run_cli(*args[3:])
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{len(before)} already done" in rerun.stderr
+    con = sqlite3.connect(db)
+    after = dict(con.execute("SELECT key, finished_at FROM runs WHERE status='done'").fetchall())
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 24
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert all(after[k] == t for k, t in before.items())  # finished runs kept and not recomputed
+
+
+def test_second_run_on_a_busy_store_exits_75_with_no_wait(workdir):
+    from forestlab.store import RunLock
+
+    lock = RunLock(workdir / "results")
+    lock.acquire(wait=False)
+    try:
+        proc = run_cli("run", *SMALL, "--no-wait")
+    finally:
+        lock.release()
+    assert proc.returncode == 75 and "another forestlab run" in proc.stderr
