@@ -12,7 +12,6 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -107,15 +106,20 @@ class Progress:
         summary, todo = value
         self.total = todo
         self.t0 = time.perf_counter()
-        log.warning if self.quiet else None
         msg = (f"{summary.planned} runs planned, {summary.already_done} already done, {todo} to run")
         if self.quiet:
             typer.echo(msg, err=True)
         else:
             log.info(msg)
         if self.terminal and todo:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("{task.fields[failed]} failed"), TextColumn("ETA"),
@@ -364,5 +368,3 @@ def main() -> None:  # pragma: no cover
 if __name__ == "__main__":  # pragma: no cover
     main()
 
-
-_ = Path  # re-exported for type checkers of callers
