@@ -71,7 +71,7 @@ def test_bad_input_exit_2_with_one_line(workdir, args, message):
 
 def test_failed_runs_exit_1_after_storing_the_others(workdir):
     # max_features=banana fails inside the learner: every run fails, is stored, and the exit status is 1
-    proc = run_cli("run", "dataset=ringnorm_small", "seeds=2", "algorithm.params.max_features=banana",
+    proc = run_cli("run", "dataset=ringnorm", "seeds=2", "algorithm.params.max_features=banana",
                    "algorithm.params.n_estimators=5", "--quiet")
     assert proc.returncode == 1, proc.stderr
     assert "2 runs failed" in proc.stderr

@@ -31,7 +31,7 @@ def _timed_run(overrides: list[str], n_jobs: int) -> tuple[float, float, int]:
 
 def bench_overhead(out: dict) -> None:
     """200 tiny runs (RF, 5 trees, 150 points): per-run time the runner adds around the run itself."""
-    overrides = ["dataset=ringnorm_small", "algorithm=rf", "algorithm.params.n_estimators=5",
+    overrides = ["dataset=ringnorm", "algorithm=rf", "algorithm.params.n_estimators=5",
                  "protocol.train_size=100", "protocol.test_size=50", "seeds=200"]
     wall, inner, n = _timed_run(overrides, n_jobs=1)
     per_run = (wall - inner) / n
