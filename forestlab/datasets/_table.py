@@ -1,0 +1,361 @@
+"""Turn a table of raw columns into a :class:`Dataset`, as the dataset config says.
+
+Shared by every tabular source (UCI text files, a user's CSV/ARFF/Parquet file, OpenML, scikit-learn's bundled
+sets). The steps, in order (the config keys are documented in ``data/README.md``):
+
+1. ``drop``: remove columns (ids, names, flags);
+2. ``target``: take the label column; for binary tasks keep only the rows whose label is listed in
+   ``positive``/``negative`` when ``negative`` is given (e.g. two letters out of 26);
+3. ``missing``: per attribute kind, rows with a missing value are dropped, or the value is imputed (numeric:
+   the column median) or becomes a category of its own (categorical: the last code);
+4. ``categorical``: nominal attributes become integer codes 0..k-1 in sorted order of their values (numeric
+   order when every value is a number), or in the order given by ``category_order``; a column that holds a
+   non-number is categorical even if not listed;
+5. labels: binary → -1/+1 (+1 = ``positive``), multiclass → codes 0..k-1 in sorted (or ``classes``) order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from forestlab.datasets._base import TASKS, Dataset, as_list, check_shape, make_dataset
+from forestlab.errors import DatasetError
+
+DEFAULT_NA_VALUES = ("?",)
+MISSING_TOKEN = "\x00NA"  # what a missing value of a data frame's text column becomes (always "missing")
+_CAT_POLICIES = ("error", "drop", "category")
+_NUM_POLICIES = ("error", "drop", "median")
+
+
+@dataclass
+class Table:
+    """Raw columns: each an array of stripped string tokens (str or object dtype), or float64 (NaN = missing)."""
+
+    names: list[str]
+    columns: list[np.ndarray]
+    origin: str
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    def take(self, rows: np.ndarray) -> Table:
+        return Table(self.names, [c[rows] for c in self.columns], self.origin)
+
+
+def norm_token(value: Any) -> str:
+    """Canonical text of a label or category: stripped, and integral numbers without decimals ("4.0" → "4")."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return str(int(value))
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if math.isfinite(number) and number.is_integer() and text.lstrip("+-").replace(".", "", 1).isdigit():
+        return str(int(number))
+    return text
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def sorted_values(values: Sequence[str]) -> list[str]:
+    """Distinct values in sorted order: numeric order when all are numbers, else string order."""
+    distinct = set(values)
+    numbers = {v: _as_number(v) for v in distinct}
+    if all(n is not None for n in numbers.values()):
+        return sorted(distinct, key=lambda v: (numbers[v], v))
+    return sorted(distinct)
+
+
+def _missing_mask(col: np.ndarray, na_values: set[str]) -> np.ndarray:
+    if col.dtype.kind == "f":
+        return np.isnan(col)
+    return np.isin(col, sorted(na_values))
+
+
+def _is_numeric(col: np.ndarray, missing: np.ndarray) -> bool:
+    if col.dtype.kind == "f":
+        return True
+    try:
+        values = col[~missing].astype(np.float64)
+    except ValueError:
+        return False
+    return bool(np.all(np.isfinite(values)))
+
+
+def _to_tokens(col: np.ndarray) -> np.ndarray:
+    """Categorical values as strings (float columns → "3", "2.5")."""
+    if col.dtype.kind == "f":
+        return np.array([norm_token(v) for v in col], dtype=object)
+    return col
+
+
+def _normalise(tokens: np.ndarray, strip: str = "") -> np.ndarray:
+    """:func:`norm_token` of every token (computed once per distinct value)."""
+    if len(tokens) == 0:
+        return np.array([], dtype=object)
+    uniq, inverse = np.unique(np.asarray(tokens, dtype=str), return_inverse=True)
+    normed = np.array([norm_token(u.rstrip(strip) if strip else u) for u in uniq], dtype=object)
+    return normed[inverse.reshape(-1)]
+
+
+def table_from_frame(frame: Any, origin: str) -> Table:
+    """A :class:`Table` from a pandas DataFrame: numeric and boolean columns as float64 (NaN = missing), the
+    others as strings (missing values become :data:`MISSING_TOKEN`)."""
+    import pandas as pd
+
+    names, columns = [], []
+    for col in frame.columns:
+        series = frame[col]
+        names.append(str(col))
+        if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+            columns.append(series.astype("float64").to_numpy(dtype=np.float64, na_value=np.nan))
+        else:
+            missing = series.isna().to_numpy()
+            text = np.array([str(v).strip() for v in series.astype(object).to_numpy()], dtype=object)
+            text[missing] = MISSING_TOKEN
+            columns.append(text)
+    return Table(names=names, columns=columns, origin=origin)
+
+
+def missing_policy(cfg: Mapping[str, Any], name: str) -> tuple[str, str]:
+    """(categorical policy, numeric policy) from the config's ``missing`` key."""
+    value = cfg.get("missing")
+    if value is None:
+        return "error", "error"
+    if isinstance(value, str):
+        shorthand = {"error": ("error", "error"), "drop": ("drop", "drop"), "category": ("category", "error")}
+        if value not in shorthand:
+            raise DatasetError(f"dataset '{name}': `missing: {value}` is not one of error, drop, category, or a "
+                               "mapping {categorical: error|drop|category, numeric: error|drop|median}")
+        return shorthand[value]
+    if not isinstance(value, Mapping) or set(value) - {"categorical", "numeric"}:
+        raise DatasetError(f"dataset '{name}': `missing` must be error, drop, category, or a mapping with keys "
+                           "categorical (error|drop|category) and numeric (error|drop|median)")
+    cat, num = str(value.get("categorical", "error")), str(value.get("numeric", "error"))
+    if cat not in _CAT_POLICIES:
+        raise DatasetError(f"dataset '{name}': `missing.categorical` must be one of {', '.join(_CAT_POLICIES)}")
+    if num not in _NUM_POLICIES:
+        raise DatasetError(f"dataset '{name}': `missing.numeric` must be one of {', '.join(_NUM_POLICIES)}")
+    return cat, num
+
+
+def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Sequence[str] | None = None,
+               check: bool = True) -> Dataset:
+    """Apply the config's preprocessing to ``table`` (see the module docstring) and check the result's shape.
+
+    Parameters
+    ----------
+    cfg : mapping
+        The dataset config (keys ``task``, ``target``, ``drop``, ``categorical``, ``category_order``,
+        ``missing``, ``shape``).
+    table : Table
+        The raw columns.
+    name : str
+        The dataset's name, for messages and the result.
+    na_values : sequence of str, optional
+        Tokens that mean "missing" in string columns (default ``("?",)``).
+    check : bool
+        Compare the result's shape with ``cfg["shape"]``.
+    """
+    task = cfg.get("task")
+    if task not in TASKS:
+        raise DatasetError(f"dataset '{name}': `task` must be binary or multiclass, got {task!r}")
+    na = set(DEFAULT_NA_VALUES if na_values is None else (str(v) for v in na_values)) | {MISSING_TOKEN}
+    names = list(table.names)
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise DatasetError(f"dataset '{name}': duplicate column names {dupes} in {table.origin}")
+
+    def index_of(col: Any, key: str) -> int:
+        if str(col) not in names:
+            raise DatasetError(f"dataset '{name}': `{key}` names column {col!r}, which {table.origin} does not "
+                               f"have; its columns are: {', '.join(names)}")
+        return names.index(str(col))
+
+    # 1. drop columns
+    drop = {index_of(c, "drop") for c in as_list(cfg.get("drop"))}
+    # 2. target
+    target = cfg.get("target")
+    if isinstance(target, str):
+        target = {"column": target}
+    if not isinstance(target, Mapping) or "column" not in target:
+        raise DatasetError(f"dataset '{name}': `target` must be a mapping with at least `column` "
+                           "(see data/README.md)")
+    t_idx = index_of(target["column"], "target.column")
+    if t_idx in drop:
+        raise DatasetError(f"dataset '{name}': the target column {target['column']!r} is also in `drop`")
+    raw_labels = table.columns[t_idx]
+    label_missing = _missing_mask(raw_labels, na)
+    if label_missing.any():
+        raise DatasetError(f"dataset '{name}': {int(label_missing.sum())} rows of {table.origin} have no label "
+                           f"(column {target['column']!r}); remove them from the file")
+    strip = str(target.get("strip") or "")
+    labels = _normalise(_to_tokens(raw_labels), strip)
+    keep, y, classes = _labels(task, target, labels, name)
+    feat_idx = [i for i in range(len(names)) if i != t_idx and i not in drop]
+    columns = [table.columns[i][keep] for i in feat_idx]
+    feat_names = [names[i] for i in feat_idx]
+    y = y[keep]
+
+    # which attributes are categorical
+    cat_cfg = cfg.get("categorical")
+    if cat_cfg == "all":
+        listed = set(feat_names)
+    else:
+        listed = {str(c) for c in as_list(cat_cfg)}
+        for c in listed:
+            index_of(c, "categorical")
+        bad = listed - set(feat_names)
+        if bad:
+            raise DatasetError(f"dataset '{name}': `categorical` lists {sorted(bad)}, which are dropped or the "
+                               "target")
+    orders = cfg.get("category_order") or {}
+    if not isinstance(orders, Mapping):
+        raise DatasetError(f"dataset '{name}': `category_order` must map a column to its list of values")
+    for c in orders:
+        if str(c) not in feat_names:
+            raise DatasetError(f"dataset '{name}': `category_order` names {c!r}, which is not an attribute")
+
+    # 3. missing values
+    cat_policy, num_policy = missing_policy(cfg, name)
+    missing = [_missing_mask(c, na) for c in columns]
+    is_cat = [fn in listed or not _is_numeric(c, m) for fn, c, m in zip(feat_names, columns, missing, strict=True)]
+    drop_rows = np.zeros(len(y), dtype=bool)
+    for fn, m, cat in zip(feat_names, missing, is_cat, strict=True):
+        if not m.any():
+            continue
+        policy = cat_policy if cat else num_policy
+        if policy == "error":
+            kind = "categorical" if cat else "numeric"
+            options = "drop|category" if cat else "drop|median"
+            markers = "/".join(repr(v) for v in sorted(na - {MISSING_TOKEN}))
+            raise DatasetError(f"dataset '{name}': {kind} column {fn!r} has {int(m.sum())} missing values "
+                               f"({markers or 'empty'}) in {table.origin}; say what to do with them in its "
+                               f"config: `missing: {{{kind}: {options}}}`")
+        if policy == "drop":
+            drop_rows |= m
+    if drop_rows.any():
+        keep_rows = ~drop_rows
+        columns = [c[keep_rows] for c in columns]
+        missing = [m[keep_rows] for m in missing]
+        y = y[keep_rows]
+    if len(y) == 0:
+        raise DatasetError(f"dataset '{name}': no row is left after preprocessing {table.origin}")
+
+    # 4. numeric conversion, imputation and categorical codes
+    X = np.empty((len(y), len(columns)), dtype=np.float64)
+    for j, (fn, col, m, cat) in enumerate(zip(feat_names, columns, missing, is_cat, strict=True)):
+        if cat:
+            X[:, j] = _codes(_to_tokens(col), m, orders.get(fn), name, fn)
+            continue
+        values = np.full(len(col), np.nan)
+        values[~m] = col[~m].astype(np.float64)
+        if m.any():  # only "median" gets here: "drop" removed the rows
+            values[m] = float(np.median(values[~m]))
+        X[:, j] = values
+
+    # 5. labels: binary needs both classes
+    if task == "binary" and (not (y == 1).any() or not (y == -1).any()):
+        which = classes[1] if not (y == 1).any() else classes[0]
+        raise DatasetError(f"dataset '{name}': no row of class {which!r} is left after preprocessing; check "
+                           "`target` and `missing`")
+    if check:
+        check_shape(name, X, cfg.get("shape"), table.origin)
+    return make_dataset(name, X, y, task, feat_names, classes, is_cat)
+
+
+def _codes(tokens: np.ndarray, missing: np.ndarray, order: Any, name: str, column: str) -> np.ndarray:
+    """Integer codes of a categorical column: sorted (or configured) order; missing values get the last code."""
+    uniq, inverse = np.unique(np.asarray(tokens[~missing], dtype=str), return_inverse=True)
+    normed = [norm_token(u) for u in uniq]
+    distinct = sorted_values(normed)
+    if order is not None:
+        values = [norm_token(v) for v in as_list(order)]
+        unknown = sorted(set(distinct) - set(values))
+        if unknown:
+            raise DatasetError(f"dataset '{name}': column {column!r} has values {unknown} that its "
+                               f"`category_order` does not list")
+    else:
+        values = distinct
+    mapping = {v: float(i) for i, v in enumerate(values)}
+    out = np.full(len(tokens), float(len(values)))  # missing: a category of its own, after the others
+    out[~missing] = np.array([mapping[v] for v in normed], dtype=np.float64)[inverse.reshape(-1)]
+    return out
+
+
+def _labels(task: str, target: Mapping[str, Any], labels: np.ndarray,
+            name: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """(rows kept, y for all rows, classes) from the normalised labels."""
+    present = sorted_values(list(labels))
+    col = target["column"]
+    if task == "multiclass":
+        if target.get("classes") is not None:
+            classes = [norm_token(c) for c in as_list(target["classes"])]
+            unknown = sorted(set(present) - set(classes))
+            if unknown:
+                raise DatasetError(f"dataset '{name}': labels {unknown} of column {col!r} are not in "
+                                   "`target.classes`")
+        else:
+            classes = present
+        if len(classes) < 2:
+            raise DatasetError(f"dataset '{name}': a multiclass task needs at least 2 classes, got {classes}")
+        index = {c: i for i, c in enumerate(classes)}
+        y = np.array([index[v] for v in labels], dtype=np.int64)
+        return np.ones(len(labels), dtype=bool), y, tuple(classes)
+
+    if target.get("positive_below") is not None:
+        return _threshold_labels(target, labels, name)
+    if target.get("positive") is None:
+        raise DatasetError(f"dataset '{name}': a binary task needs `target.positive` (the label(s) of the +1 "
+                           f"class); the labels of column {col!r} are: {', '.join(present[:30])}")
+    positive = [norm_token(v) for v in as_list(target["positive"])]
+    negative = [norm_token(v) for v in as_list(target.get("negative"))]
+    for key, wanted in (("positive", positive), ("negative", negative)):
+        if wanted and not set(wanted) & set(present):  # a label absent from the data is fine, all absent is a typo
+            raise DatasetError(f"dataset '{name}': `target.{key}` lists {wanted}, none of which is a label of "
+                               f"column {col!r}; its labels are: {', '.join(present[:30])}")
+    if set(positive) & set(negative):
+        raise DatasetError(f"dataset '{name}': a label is both positive and negative")
+    is_pos = np.isin(labels, positive)
+    keep = is_pos | np.isin(labels, negative) if negative else np.ones(len(labels), dtype=bool)
+    neg_labels = [v for v in negative if v in set(present)] or [v for v in present if v not in set(positive)]
+    y = np.where(is_pos, 1, -1).astype(np.int64)
+    return keep, y, ("|".join(neg_labels), "|".join(v for v in positive if v in set(present)))
+
+
+def _threshold_labels(target: Mapping[str, Any], labels: np.ndarray,
+                      name: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Binary labels from a numeric target: +1 when the value is below a threshold."""
+    col = target["column"]
+    try:
+        values = np.array([float(v) for v in labels])
+    except ValueError:
+        raise DatasetError(f"dataset '{name}': `target.positive_below` needs numeric labels in column "
+                           f"{col!r}") from None
+    rule = target["positive_below"]
+    if isinstance(rule, Mapping):
+        if set(rule) != {"fraction_of_max"}:
+            raise DatasetError(f"dataset '{name}': `target.positive_below` is a number or "
+                               "{fraction_of_max: F}")
+        threshold = float(rule["fraction_of_max"]) * float(values.max())
+    else:
+        threshold = float(rule)
+    y = np.where(values < threshold, 1, -1).astype(np.int64)
+    return np.ones(len(labels), dtype=bool), y, (f"{col} >= {threshold:g}", f"{col} < {threshold:g}")
