@@ -30,7 +30,7 @@ from forestlab.errors import DatasetError
 
 MIRROR_ENV = "FORESTLAB_DATA_MIRROR"
 _CHUNK = 1 << 20
-_USER_AGENT = "forestlab (https://github.com/; dataset fetcher)"
+_USER_AGENT = "forestlab-datasets/1 (Python urllib)"
 
 
 @dataclass(frozen=True)

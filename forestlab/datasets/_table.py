@@ -11,7 +11,8 @@ sets). The steps, in order (the config keys are documented in ``data/README.md``
 4. ``categorical``: nominal attributes become integer codes 0..k-1 in sorted order of their values (numeric
    order when every value is a number), or in the order given by ``category_order``; a column that holds a
    non-number is categorical even if not listed;
-5. labels: binary → -1/+1 (+1 = ``positive``), multiclass → codes 0..k-1 in sorted (or ``classes``) order.
+5. labels, over the rows kept: binary → -1/+1 (+1 = ``positive``, or below ``positive_below``), multiclass →
+   codes 0..k-1 in sorted (or ``classes``) order.
 """
 
 from __future__ import annotations
@@ -208,11 +209,11 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
                            f"(column {target['column']!r}); remove them from the file")
     strip = str(target.get("strip") or "")
     labels = _normalise(_to_tokens(raw_labels), strip)
-    keep, y, classes = _labels(task, target, labels, name)
+    keep = _label_rows(task, target, labels, name)
     feat_idx = [i for i in range(len(names)) if i != t_idx and i not in drop]
     columns = [table.columns[i][keep] for i in feat_idx]
     feat_names = [names[i] for i in feat_idx]
-    y = y[keep]
+    labels = labels[keep]
 
     # which attributes are categorical
     cat_cfg = cfg.get("categorical")
@@ -237,7 +238,7 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
     cat_policy, num_policy = missing_policy(cfg, name)
     missing = [_missing_mask(c, na) for c in columns]
     is_cat = [fn in listed or not _is_numeric(c, m) for fn, c, m in zip(feat_names, columns, missing, strict=True)]
-    drop_rows = np.zeros(len(y), dtype=bool)
+    drop_rows = np.zeros(len(labels), dtype=bool)
     for fn, m, cat in zip(feat_names, missing, is_cat, strict=True):
         if not m.any():
             continue
@@ -255,12 +256,12 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
         keep_rows = ~drop_rows
         columns = [c[keep_rows] for c in columns]
         missing = [m[keep_rows] for m in missing]
-        y = y[keep_rows]
-    if len(y) == 0:
+        labels = labels[keep_rows]
+    if len(labels) == 0:
         raise DatasetError(f"dataset '{name}': no row is left after preprocessing {table.origin}")
 
     # 4. numeric conversion, imputation and categorical codes
-    X = np.empty((len(y), len(columns)), dtype=np.float64)
+    X = np.empty((len(labels), len(columns)), dtype=np.float64)
     for j, (fn, col, m, cat) in enumerate(zip(feat_names, columns, missing, is_cat, strict=True)):
         if cat:
             X[:, j] = _codes(_to_tokens(col), m, orders.get(fn), name, fn)
@@ -271,7 +272,8 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
             values[m] = float(np.median(values[~m]))
         X[:, j] = values
 
-    # 5. labels: binary needs both classes
+    # 5. labels, over the rows kept (a threshold such as max(mpg)/2 too); binary needs both classes
+    y, classes = _encode_labels(task, target, labels, name)
     if task == "binary" and (not (y == 1).any() or not (y == -1).any()):
         which = classes[1] if not (y == 1).any() else classes[0]
         raise DatasetError(f"dataset '{name}': no row of class {which!r} is left after preprocessing; check "
@@ -300,10 +302,33 @@ def _codes(tokens: np.ndarray, missing: np.ndarray, order: Any, name: str, colum
     return out
 
 
-def _labels(task: str, target: Mapping[str, Any], labels: np.ndarray,
-            name: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """(rows kept, y for all rows, classes) from the normalised labels."""
-    present = sorted_values(list(labels))
+def _label_rows(task: str, target: Mapping[str, Any], labels: np.ndarray, name: str) -> np.ndarray:
+    """Rows whose label takes part: for a binary task with ``negative`` given, those labelled positive or
+    negative; otherwise all. Also checks ``positive``/``negative`` against the labels present."""
+    if task != "binary" or target.get("positive_below") is not None:
+        return np.ones(len(labels), dtype=bool)
+    present = set(labels.tolist())
+    col = target["column"]
+    if target.get("positive") is None:
+        raise DatasetError(f"dataset '{name}': a binary task needs `target.positive` (the label(s) of the +1 "
+                           f"class); the labels of column {col!r} are: {', '.join(sorted_values(present)[:30])}")
+    positive = [norm_token(v) for v in as_list(target["positive"])]
+    negative = [norm_token(v) for v in as_list(target.get("negative"))]
+    for key, wanted in (("positive", positive), ("negative", negative)):
+        if wanted and not set(wanted) & present:  # one listed label absent from the data is fine; all absent: a typo
+            raise DatasetError(f"dataset '{name}': `target.{key}` lists {wanted}, none of which is a label of "
+                               f"column {col!r}; its labels are: {', '.join(sorted_values(present)[:30])}")
+    if set(positive) & set(negative):
+        raise DatasetError(f"dataset '{name}': a label is both positive and negative")
+    if not negative:
+        return np.ones(len(labels), dtype=bool)
+    return np.isin(labels, positive + negative)
+
+
+def _encode_labels(task: str, target: Mapping[str, Any], labels: np.ndarray,
+                   name: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(y, classes) from the normalised labels of the rows kept."""
+    present = sorted_values(labels.tolist())
     col = target["column"]
     if task == "multiclass":
         if target.get("classes") is not None:
@@ -317,31 +342,18 @@ def _labels(task: str, target: Mapping[str, Any], labels: np.ndarray,
         if len(classes) < 2:
             raise DatasetError(f"dataset '{name}': a multiclass task needs at least 2 classes, got {classes}")
         index = {c: i for i, c in enumerate(classes)}
-        y = np.array([index[v] for v in labels], dtype=np.int64)
-        return np.ones(len(labels), dtype=bool), y, tuple(classes)
-
+        return np.array([index[v] for v in labels], dtype=np.int64), tuple(classes)
     if target.get("positive_below") is not None:
         return _threshold_labels(target, labels, name)
-    if target.get("positive") is None:
-        raise DatasetError(f"dataset '{name}': a binary task needs `target.positive` (the label(s) of the +1 "
-                           f"class); the labels of column {col!r} are: {', '.join(present[:30])}")
-    positive = [norm_token(v) for v in as_list(target["positive"])]
-    negative = [norm_token(v) for v in as_list(target.get("negative"))]
-    for key, wanted in (("positive", positive), ("negative", negative)):
-        if wanted and not set(wanted) & set(present):  # a label absent from the data is fine, all absent is a typo
-            raise DatasetError(f"dataset '{name}': `target.{key}` lists {wanted}, none of which is a label of "
-                               f"column {col!r}; its labels are: {', '.join(present[:30])}")
-    if set(positive) & set(negative):
-        raise DatasetError(f"dataset '{name}': a label is both positive and negative")
-    is_pos = np.isin(labels, positive)
-    keep = is_pos | np.isin(labels, negative) if negative else np.ones(len(labels), dtype=bool)
-    neg_labels = [v for v in negative if v in set(present)] or [v for v in present if v not in set(positive)]
-    y = np.where(is_pos, 1, -1).astype(np.int64)
-    return keep, y, ("|".join(neg_labels), "|".join(v for v in positive if v in set(present)))
+    positive = [v for v in (norm_token(p) for p in as_list(target["positive"])) if v in set(present)]
+    negative = [v for v in (norm_token(n) for n in as_list(target.get("negative"))) if v in set(present)]
+    negative = negative or [v for v in present if v not in set(positive)]
+    y = np.where(np.isin(labels, positive), 1, -1).astype(np.int64)
+    return y, ("|".join(negative), "|".join(positive))
 
 
 def _threshold_labels(target: Mapping[str, Any], labels: np.ndarray,
-                      name: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+                      name: str) -> tuple[np.ndarray, tuple[str, ...]]:
     """Binary labels from a numeric target: +1 when the value is below a threshold."""
     col = target["column"]
     try:
@@ -358,4 +370,4 @@ def _threshold_labels(target: Mapping[str, Any], labels: np.ndarray,
     else:
         threshold = float(rule)
     y = np.where(values < threshold, 1, -1).astype(np.int64)
-    return np.ones(len(labels), dtype=bool), y, (f"{col} >= {threshold:g}", f"{col} < {threshold:g}")
+    return y, (f"{col} >= {threshold:g}", f"{col} < {threshold:g}")
