@@ -8,8 +8,11 @@ local port.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import hashlib
+import http.server
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -245,6 +248,51 @@ def test_failed_download_is_reported_with_the_two_ways(tmp_path):
     with pytest.raises(DatasetError, match=r"download failed .*127\.0\.0\.1.*FORESTLAB_DATA_MIRROR=DIR"):
         load_dataset(cfg, data_dir=tmp_path / "cache", mirror=empty, download=True)
     assert not list((tmp_path / "cache").rglob("*.part"))  # no temporary file left behind
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output clean
+        pass
+
+
+@pytest.fixture
+def local_server(tmp_path):
+    """A web server on localhost serving ``tmp_path / "www"``: downloads without any outside network."""
+    root = tmp_path / "www"
+    root.mkdir()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(_QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_is_verified_then_renamed_into_the_cache(mirror, tmp_path, local_server):
+    root, url = local_server
+    (root / "sonar.all-data").write_bytes((mirror / "uci" / "sonar" / "sonar.all-data").read_bytes())
+    cfg = cfg_of("sonar")
+    cfg["source"]["url"] = url
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ds = load_dataset(cfg, data_dir=tmp_path / "cache", mirror=empty, download=True)
+    assert ds.n_samples == 208
+    cached = tmp_path / "cache" / "uci" / "sonar" / "sonar.all-data"
+    assert cached.is_file() and (cached.stat().st_mode & 0o777) == 0o644
+
+
+def test_corrupt_download_is_discarded_before_parsing(mirror, tmp_path, local_server):
+    root, url = local_server
+    _write_truncated(mirror / "uci" / "sonar" / "sonar.all-data", root / "sonar.all-data")
+    cfg = cfg_of("sonar")
+    cfg["source"]["url"] = url
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DatasetError, match=r"downloaded from http://127\.0\.0\.1.*sonar\.all-data has SHA-256 .*"
+                                           r"discarded.*FORESTLAB_DATA_MIRROR=DIR"):
+        load_dataset(cfg, data_dir=tmp_path / "cache", mirror=empty, download=True)
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]  # nothing kept, no .part file
 
 
 def test_wrong_shape_is_rejected(mirror, tmp_path):
