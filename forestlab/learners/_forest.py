@@ -1,0 +1,421 @@
+"""Breiman's random forest with the hard majority vote of the studies, on scikit-learn's public forest.
+
+The trees are grown by a public :class:`sklearn.ensemble.RandomForestClassifier` (bootstrap, per-node feature
+sampling, Gini, unpruned by default). Only the *vote* differs from scikit-learn's: each tree predicts a class and the
+forest returns the majority class (zirakiza2013 §2.2), where scikit-learn averages leaf probabilities.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from forestlab.learners._vote import tree_prediction_indices, vote_counts
+
+__all__ = ["BreimanForestClassifier", "resolve_max_features", "MAX_FEATURES_RULES"]
+
+#: Named rules for ``max_features``, as functions of the number of features d (result clipped to [1, d]).
+MAX_FEATURES_RULES: dict[str, str] = {
+    "breiman_log2": "floor(log2(d) + 1), Breiman's int(log2 M + 1) (zirakiza2013)",
+    "log2": "floor(log2(d)), at least 1 (scikit-learn's 'log2')",
+    "sqrt": "floor(sqrt(d)) (scikit-learn's 'sqrt')",
+    "round_sqrt": "sqrt(d) rounded to the nearest integer (pisetta2010)",
+    "all": "d, every feature (bagging); same as None",
+}
+
+
+def resolve_max_features(max_features: Any, n_features: int) -> int:
+    """The number of features drawn at each node, as an integer in [1, n_features].
+
+    Parameters
+    ----------
+    max_features : int, float, str or None
+        - int >= 1: that many features (clipped to ``n_features``);
+        - float in (0, 1]: that fraction of the features, ``max(1, int(max_features * n_features))``;
+        - ``"breiman_log2"``: floor(log2 d + 1) (d=3 -> 2, 16 -> 5, 60 -> 6, 784 -> 10);
+        - ``"log2"``: floor(log2 d), at least 1;
+        - ``"sqrt"``: floor(sqrt d);
+        - ``"round_sqrt"``: sqrt d rounded to the nearest integer (22 -> 5, 57 -> 8);
+        - ``None`` or ``"all"``: all features (bagging).
+    n_features : int
+        Number of features d (>= 1).
+
+    Returns
+    -------
+    int
+        The resolved number of features, in [1, n_features].
+
+    Raises
+    ------
+    ValueError
+        If ``max_features`` is none of the above (e.g. 0, a negative int, a float outside (0, 1], an unknown string).
+    """
+    d = int(n_features)
+    if d < 1:
+        raise ValueError(f"n_features must be >= 1, got {n_features}")
+    if max_features is None:
+        k = d
+    elif isinstance(max_features, str):
+        if max_features == "breiman_log2":
+            k = d.bit_length()  # floor(log2 d) + 1, exact in integers
+        elif max_features == "log2":
+            k = d.bit_length() - 1
+        elif max_features == "sqrt":
+            k = math.isqrt(d)
+        elif max_features == "round_sqrt":
+            k = round(math.sqrt(d))  # sqrt(d) is never exactly k + 1/2 for an integer d
+        elif max_features == "all":
+            k = d
+        else:
+            raise ValueError(
+                f"max_features={max_features!r} is not a known rule; use an int >= 1, a float in (0, 1], None or one "
+                f"of {sorted(MAX_FEATURES_RULES)}"
+            )
+    elif isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        if max_features < 1:
+            raise ValueError(f"max_features must be >= 1 when an int, got {max_features}")
+        k = int(max_features)
+    elif isinstance(max_features, numbers.Real) and not isinstance(max_features, bool):
+        if not 0.0 < float(max_features) <= 1.0:
+            raise ValueError(f"max_features must be in (0, 1] when a float, got {max_features}")
+        k = int(float(max_features) * d)
+    else:
+        raise ValueError(
+            f"max_features must be an int, a float, a string or None, got {max_features!r} "
+            f"({type(max_features).__name__})"
+        )
+    return min(max(k, 1), d)
+
+
+def _cumulative_vote_errors(
+    pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Errors of the vote of the first k trees, for every k, from cumulative vote counts.
+
+    Returns ``(wrong, covered)``, both of shape (n_estimators,): ``wrong[k-1]`` is the number of samples the vote of
+    trees 0..k-1 (restricted to ``mask`` if given) gets wrong, among the ``covered[k-1]`` samples that have at least
+    one such vote. Samples are processed in blocks so the one-hot cumsum stays near 4 M entries.
+    """
+    n_trees, n_samples = pred_idx.shape
+    wrong = np.zeros(n_trees, dtype=np.int64)
+    covered = np.zeros(n_trees, dtype=np.int64)
+    block = max(1, (1 << 22) // max(1, n_trees * n_classes))
+    classes = np.arange(n_classes)
+    for start in range(0, n_samples, block):
+        sl = slice(start, start + block)
+        onehot = pred_idx[:, sl, None] == classes  # (T, b, K)
+        if mask is not None:
+            onehot &= mask[:, sl, None]
+        counts = np.cumsum(onehot, axis=0, dtype=np.int32)
+        miss = counts.argmax(axis=2) != y_idx[sl]  # ties -> lowest class index, as in predict
+        if mask is not None:
+            has_vote = np.cumsum(mask[:, sl], axis=0, dtype=np.int32) > 0
+            miss &= has_vote
+            covered += has_vote.sum(axis=1)
+        else:
+            covered += miss.shape[1]
+        wrong += miss.sum(axis=1)
+    return wrong, covered
+
+
+class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
+    """Breiman's random forest voting by hard majority (the forest of zirakiza2013 and pisetta2010).
+
+    The trees come from a public :class:`sklearn.ensemble.RandomForestClassifier`; predictions are the majority
+    vote of the trees' predicted classes (not the average of their leaf probabilities). Ties go to the lowest class
+    index: with labels {-1, +1}, H(x) = sgn(sum_t h_t(x)) with sgn(0) = -1; with other binary labels a tie gives
+    ``classes_[0]``.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees T.
+    max_features : int, float, str or None, default="breiman_log2"
+        Features drawn at each node; see :func:`resolve_max_features` (``"breiman_log2"`` = floor(log2 d + 1)).
+    max_depth : int or None, default=None
+        Maximum tree depth; None grows to purity, 1 gives decision stumps.
+    min_samples_leaf : int or float, default=1
+        Minimum number of samples in a leaf (as in scikit-learn).
+    bootstrap : bool, default=True
+        Grow each tree on a bootstrap sample. The out-of-bag attributes exist only when True.
+    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Split criterion.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the forest. One seed per tree is drawn up front, so results do not depend on ``n_jobs``.
+    n_jobs : int or None, default=None
+        Threads for fitting and predicting (None means 1).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    max_features_ : int
+        The resolved number of features drawn at each node.
+    forest_ : sklearn.ensemble.RandomForestClassifier
+        The fitted scikit-learn forest (its ``predict`` averages probabilities; use this class's ``predict``).
+    estimators_ : list of DecisionTreeClassifier
+        The trees (``forest_.estimators_``). They predict class *indices* into ``classes_``.
+    tree_depths_ : ndarray of shape (n_estimators,)
+        Depth of each tree (``tree_.max_depth``; a stump has depth 1, a single leaf 0).
+    train_tree_predictions_ : ndarray of shape (n_estimators, n_samples_train)
+        Labels each tree predicts on the training set (in-bag points included): the matrix weighted votes use.
+    oob_mask_ : ndarray of shape (n_estimators, n_samples_train), bool
+        True where training sample i is out-of-bag for tree t (the complement of ``forest_.estimators_samples_``).
+        Only when ``bootstrap=True``, like every ``oob_*`` attribute.
+    oob_n_trees_ : ndarray of shape (n_samples_train,)
+        Number of trees for which each training sample is out-of-bag.
+    oob_decision_ : ndarray of shape (n_samples_train,) or (n_samples_train, n_classes)
+        The out-of-bag vote of each training sample: the margin (votes for ``classes_[1]`` minus votes for
+        ``classes_[0]``) / (number of OOB trees) when binary, else the OOB vote fractions. NaN for a sample with no
+        OOB tree.
+    oob_prediction_ : ndarray of shape (n_samples_train,)
+        The out-of-bag majority vote (same tie rule as ``predict``). A sample with no OOB tree gets ``classes_[0]``
+        here, but is counted as an error in ``oob_error_`` whatever its label.
+    oob_error_ : float
+        Out-of-bag error (zirakiza2013 eq. 4.17): the fraction of training samples whose OOB vote is wrong, **a sample
+        with no OOB tree counting as an error** (a conservative rule for OOB model selection; with T = 100 the chance
+        that a sample is in every bootstrap is about 1e-20).
+
+    Notes
+    -----
+    ``max_tree_depth_`` (property) is the largest tree depth, the "profondeur max" of zirakiza2013's tables.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=200, n_features=16, random_state=0)
+    >>> rf = BreimanForestClassifier(n_estimators=25, random_state=0).fit(X, 2 * y - 1)
+    >>> rf.max_features_, rf.train_tree_predictions_.shape
+    (5, (25, 200))
+    """
+
+    version: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 100,
+        max_features: int | float | str | None = "breiman_log2",
+        max_depth: int | None = None,
+        min_samples_leaf: int | float = 1,
+        bootstrap: bool = True,
+        criterion: str = "gini",
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.bootstrap = bootstrap
+        self.criterion = criterion
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------------------------------------------------
+    def _n_jobs(self) -> int:
+        return 1 if self.n_jobs is None else int(self.n_jobs)
+
+    def fit(self, X: Any, y: Any) -> BreimanForestClassifier:
+        """Grow the forest, then record the trees' training predictions and the out-of-bag vote.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (dense, finite).
+        y : array-like of shape (n_samples,)
+            Class labels (binary {-1, +1} in the studies; any classification labels work).
+
+        Returns
+        -------
+        self : BreimanForestClassifier
+            The fitted forest.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float32)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        n_classes = len(classes)
+        max_features = resolve_max_features(self.max_features, X.shape[1])
+        forest = RandomForestClassifier(
+            n_estimators=self.n_estimators,
+            criterion=self.criterion,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            max_features=max_features,
+            bootstrap=self.bootstrap,
+            random_state=self.random_state,
+            n_jobs=self._n_jobs(),
+        )
+        forest.fit(X, y)
+        self.classes_ = classes
+        self.max_features_ = max_features
+        self.forest_ = forest
+        self.estimators_ = forest.estimators_
+        self.tree_depths_ = np.array([tree.tree_.max_depth for tree in self.estimators_], dtype=np.intp)
+
+        X_c = np.ascontiguousarray(X)
+        pred_idx = tree_prediction_indices(self.estimators_, X_c, np.arange(n_classes), n_jobs=self._n_jobs())
+        small = np.min_scalar_type(max(n_classes - 1, 0))
+        self._train_pred_idx = pred_idx.astype(small)
+        self._train_y_idx = y_idx.astype(np.intp)
+        self.train_tree_predictions_ = classes.take(pred_idx)
+
+        for name in ("oob_mask_", "oob_n_trees_", "oob_decision_", "oob_prediction_", "oob_error_"):
+            self.__dict__.pop(name, None)  # a refit with bootstrap=False must not keep stale OOB attributes
+        if self.bootstrap:
+            mask = np.ones(pred_idx.shape, dtype=bool)
+            for t, in_bag in enumerate(forest.estimators_samples_):
+                mask[t, in_bag] = False
+            counts = vote_counts(pred_idx, n_classes, mask=mask)
+            n_oob = mask.sum(axis=0)
+            has_oob = n_oob > 0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                fractions = counts / n_oob[:, None]
+            fractions[~has_oob] = np.nan
+            self.oob_mask_ = mask
+            self.oob_n_trees_ = n_oob
+            self.oob_decision_ = fractions[:, 1] - fractions[:, 0] if n_classes == 2 else fractions
+            oob_idx = counts.argmax(axis=1)
+            self.oob_prediction_ = classes.take(oob_idx)
+            self.oob_error_ = float(np.mean((oob_idx != y_idx) | ~has_oob))
+        return self
+
+    # ------------------------------------------------------------------------------------------------------------
+    def _validate_X_predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float32, order="C")
+
+    def _tree_indices(self, X: Any) -> np.ndarray:
+        X = self._validate_X_predict(X)
+        return tree_prediction_indices(self.estimators_, X, np.arange(len(self.classes_)), n_jobs=self._n_jobs())
+
+    def _vote_counts(self, X: Any) -> np.ndarray:
+        return vote_counts(self._tree_indices(X), len(self.classes_))
+
+    def tree_predictions(self, X: Any) -> np.ndarray:
+        """Labels predicted by each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        ndarray of shape (n_estimators, n_samples)
+            ``out[t, i]`` is tree t's label for sample i (dtype of ``classes_``).
+        """
+        return self.classes_.take(self._tree_indices(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Majority vote of the trees; ties go to the lowest class index (sgn(0) = -1 for labels {-1, +1}).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels.
+        """
+        return self.classes_.take(self._vote_counts(X).argmax(axis=1))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Vote fractions: the share of trees predicting each class (hard votes, not leaf probabilities).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Rows sum to 1; columns follow ``classes_``.
+        """
+        return self._vote_counts(X) / len(self.estimators_)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The vote margin: (votes for ``classes_[1]`` - votes for ``classes_[0]``) / n_estimators when binary.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Binary: the margin in [-1, 1] (positive means ``classes_[1]``; 0 is a tie, predicted ``classes_[0]``).
+            Otherwise: the vote fractions, as ``predict_proba``.
+        """
+        proba = self.predict_proba(X)
+        return proba[:, 1] - proba[:, 0] if proba.shape[1] == 2 else proba
+
+    @property
+    def max_tree_depth_(self) -> int:
+        """The largest depth over the trees (zirakiza2013's "profondeur max")."""
+        check_is_fitted(self)
+        return int(self.tree_depths_.max())
+
+    def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
+        """Train, out-of-bag and test error of the vote of the first k trees, k = 1..n_estimators.
+
+        Computed from this one fitted forest by cumulative vote counts (no refitting), with the tie rule of
+        ``predict``: the last point of ``train_error`` / ``test_error`` equals the error of ``predict``.
+
+        Parameters
+        ----------
+        X_test, y_test : array-like of shape (n_test, n_features) and (n_test,), optional
+            Test data; both or neither. Test labels absent from ``classes_`` count as errors.
+
+        Returns
+        -------
+        dict of str to ndarray of shape (n_estimators,)
+            - ``n_trees``: 1..n_estimators;
+            - ``train_error``: error on the training set of the vote of the first k trees;
+            - ``oob_error`` (bootstrap only): out-of-bag error of the first k trees, **over the training samples
+              that have at least one OOB tree among them** (NaN if none has); unlike ``oob_error_``, samples with
+              no OOB tree are left out rather than counted as errors, so the curve at small k estimates the
+              k-tree forest's error instead of the share of uncovered samples;
+            - ``oob_coverage`` (bootstrap only): the share of training samples with at least one OOB tree among the
+              first k (about 1 - 0.632^k). ``oob_error[-1] == oob_error_`` whenever ``oob_coverage[-1] == 1``, and in
+              general ``oob_error_ == oob_coverage[-1] * oob_error[-1] + 1 - oob_coverage[-1]``;
+            - ``test_error`` (when test data are given).
+        """
+        check_is_fitted(self)
+        n_classes = len(self.classes_)
+        n_trees = len(self.estimators_)
+        out: dict[str, np.ndarray] = {"n_trees": np.arange(1, n_trees + 1)}
+        pred_idx = self._train_pred_idx
+        wrong, covered = _cumulative_vote_errors(pred_idx, self._train_y_idx, n_classes)
+        out["train_error"] = wrong / covered
+        if self.bootstrap:
+            wrong, covered = _cumulative_vote_errors(pred_idx, self._train_y_idx, n_classes, mask=self.oob_mask_)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["oob_error"] = np.where(covered > 0, wrong / np.maximum(covered, 1), np.nan)
+            out["oob_coverage"] = covered / pred_idx.shape[1]
+        if (X_test is None) != (y_test is None):
+            raise ValueError("error_curves needs both X_test and y_test, or neither")
+        if X_test is not None:
+            y_test = np.asarray(y_test)
+            test_idx = self._tree_indices(X_test)
+            if test_idx.shape[1] != y_test.shape[0]:
+                raise ValueError(f"X_test has {test_idx.shape[1]} samples but y_test has {y_test.shape[0]}")
+            pos = np.searchsorted(self.classes_, y_test)
+            known = (pos < n_classes) & (self.classes_[np.minimum(pos, n_classes - 1)] == y_test)
+            y_test_idx = np.where(known, pos, -1)  # unknown labels never match a vote
+            wrong, covered = _cumulative_vote_errors(test_idx, y_test_idx, n_classes)
+            out["test_error"] = wrong / np.maximum(covered, 1)
+        return out

@@ -1,0 +1,203 @@
+"""Hard-vote helpers shared by every learner that weighs the trees of a forest (RF, SORF, MinCq).
+
+The studies vote with class *labels*, not with leaf probabilities: each tree predicts one class and the forest's
+decision is the (weighted) majority of those predictions. Two conventions hold everywhere in this module:
+
+- ties go to the class with the lowest index in the sorted ``classes`` (so with labels {-1, +1},
+  H(x) = sgn(sum_t w_t h_t(x)) with sgn(0) = -1, as in zirakiza2013 §2.0);
+- trees fitted inside a scikit-learn forest predict class *indices* (as floats) into the forest's ``classes_``,
+  because the forest encodes ``y`` before fitting them; trees fitted on raw labels predict labels. Both are
+  handled by :func:`tree_prediction_indices`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils import check_array
+
+__all__ = ["tree_prediction_indices", "tree_predictions", "vote_counts", "vote_scores", "weighted_vote"]
+
+
+def _predict_block(estimators: Sequence[Any], X: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Class indices predicted by each tree of ``estimators``: shape (len(estimators), n_samples)."""
+    n_classes = len(classes)
+    out = np.empty((len(estimators), X.shape[0]), dtype=np.intp)
+    forest_codes = np.arange(n_classes)
+    for t, tree in enumerate(estimators):
+        # tree.predict(X) is tree.classes_[argmax of the leaf's class weights]; apply + a per-leaf table gives the same
+        # without predict's per-call overhead and its (n_samples, n_classes) copy.
+        leaf_class = tree.tree_.value[:, 0, :].argmax(axis=1)
+        pred = leaf_class.take(tree.apply(X, check_input=False))  # indices into tree.classes_
+        tree_classes = tree.classes_
+        if len(tree_classes) == n_classes and np.array_equal(tree_classes, forest_codes):
+            out[t] = pred  # fitted inside a forest: tree.classes_ are the codes 0..K-1 of the forest's classes
+        else:  # fitted on raw labels: map its labels to indices into classes
+            raw = tree_classes.take(pred)
+            pos = np.searchsorted(classes, raw)
+            if np.any(pos >= n_classes) or np.any(classes[np.minimum(pos, n_classes - 1)] != raw):
+                raise ValueError(f"tree {t} predicts labels outside classes {classes.tolist()}")
+            out[t] = pos
+    return out
+
+
+def tree_prediction_indices(
+    estimators: Sequence[Any], X: np.ndarray, classes: np.ndarray, *, n_jobs: int | None = None
+) -> np.ndarray:
+    """Predictions of every tree, as indices into ``classes``, one row per tree.
+
+    Parameters
+    ----------
+    estimators : sequence of fitted ``DecisionTreeClassifier``
+        The trees, e.g. a fitted forest's ``estimators_``.
+    X : ndarray of shape (n_samples, n_features), dtype float32
+        Already validated input (finite, float32, the trees' number of features): it is passed to the trees with
+        ``check_input=False``.
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels (the forest's ``classes_``).
+    n_jobs : int or None, default=None
+        Threads over blocks of trees (None means 1). The result does not depend on it.
+
+    Returns
+    -------
+    ndarray of shape (n_estimators, n_samples), dtype intp
+        ``out[t, i]`` is the index in ``classes`` of tree ``t``'s prediction for sample ``i``.
+    """
+    classes = np.asarray(classes)
+    n_jobs = 1 if n_jobs is None else int(n_jobs)
+    n_trees = len(estimators)
+    if n_jobs == 1 or n_trees < 2:
+        return _predict_block(estimators, X, classes)
+    n_blocks = min(n_trees, n_jobs if n_jobs > 0 else n_trees)
+    bounds = np.linspace(0, n_trees, n_blocks + 1).astype(int)
+    blocks = Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(_predict_block)(estimators[a:b], X, classes) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    )
+    return np.concatenate(blocks, axis=0)
+
+
+def tree_predictions(forest: Any, X: Any, *, n_jobs: int | None = None) -> np.ndarray:
+    """Class labels predicted by every tree of a fitted forest.
+
+    Parameters
+    ----------
+    forest : fitted forest
+        Any object with ``estimators_``, ``classes_`` and ``n_features_in_``: a
+        :class:`~forestlab.learners.BreimanForestClassifier` or a scikit-learn ``RandomForestClassifier`` /
+        ``ExtraTreesClassifier``.
+    X : array-like of shape (n_samples, n_features)
+        Input samples (dense, finite).
+    n_jobs : int or None, default=None
+        Threads over blocks of trees (None means 1).
+
+    Returns
+    -------
+    ndarray of shape (n_estimators, n_samples)
+        ``out[t, i]`` is the label tree ``t`` predicts for sample ``i`` (same dtype as ``forest.classes_``).
+    """
+    if hasattr(forest, "tree_predictions"):
+        return forest.tree_predictions(X)
+    X = check_array(X, dtype=np.float32, order="C")
+    if X.shape[1] != forest.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but the forest was fitted with {forest.n_features_in_}")
+    classes = np.asarray(forest.classes_)
+    return classes.take(tree_prediction_indices(forest.estimators_, X, classes, n_jobs=n_jobs))
+
+
+def vote_counts(pred_idx: np.ndarray, n_classes: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Exact (integer) vote counts per class from class-index predictions.
+
+    Parameters
+    ----------
+    pred_idx : ndarray of shape (n_estimators, n_samples), integer
+        Class indices, as returned by :func:`tree_prediction_indices`.
+    n_classes : int
+        Number of classes.
+    mask : ndarray of shape (n_estimators, n_samples), bool, optional
+        Only the votes where ``mask`` is True count (e.g. the out-of-bag mask).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes), dtype int64
+        ``counts[i, c]`` is the number of (unmasked) trees that predict class ``c`` for sample ``i``.
+    """
+    n_trees, n_samples = pred_idx.shape
+    flat = pred_idx.astype(np.intp, copy=False) + n_classes * np.arange(n_samples, dtype=np.intp)
+    if mask is not None:
+        flat = flat[mask]
+    return np.bincount(flat.ravel(), minlength=n_samples * n_classes).reshape(n_samples, n_classes)
+
+
+def _labels_to_indices(preds: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    classes = np.asarray(classes)
+    pos = np.searchsorted(classes, preds)
+    clipped = np.minimum(pos, len(classes) - 1)
+    if np.any(pos >= len(classes)) or np.any(classes[clipped] != preds):
+        raise ValueError(f"predictions contain labels outside classes {classes.tolist()}")
+    return pos
+
+
+def vote_scores(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Weighted votes per class: ``scores[i, c] = sum_t w[t(, i)] * 1{preds[t, i] == classes[c]}``.
+
+    Parameters
+    ----------
+    preds : ndarray of shape (n_estimators, n_samples)
+        Class labels predicted by each tree (:func:`tree_predictions`).
+    weights : ndarray of shape (n_estimators,) or (n_estimators, n_samples)
+        One weight per tree, or one per tree and sample (e.g. ``w[:, None] * oob_mask``). Any real values.
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes), dtype float64
+    """
+    preds = np.asarray(preds)
+    idx = _labels_to_indices(preds, classes)
+    n_trees, n_samples = idx.shape
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape == (n_trees,):
+        w = np.broadcast_to(w[:, None], (n_trees, n_samples))
+    elif w.shape != (n_trees, n_samples):
+        raise ValueError(f"weights must have shape ({n_trees},) or ({n_trees}, {n_samples}), got {w.shape}")
+    n_classes = len(classes)
+    flat = idx + n_classes * np.arange(n_samples, dtype=np.intp)
+    # bincount sums sample by sample in tree order: deterministic, whatever the platform.
+    scores = np.bincount(flat.T.ravel(), weights=np.ascontiguousarray(w.T).ravel(), minlength=n_samples * n_classes)
+    return scores.reshape(n_samples, n_classes)
+
+
+def weighted_vote(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
+    """Weighted majority vote ``H(x) = argmax_c sum_t w_t 1{h_t(x) = c}``, ties to the lowest class index.
+
+    With labels {-1, +1} this is ``sgn(sum_t w_t h_t(x))`` with sgn(0) = -1. Two classes whose scores differ by at
+    most ``rtol * sum_t |w_t|`` count as tied, so uniform float weights (e.g. 1/T) give back the exact unweighted
+    vote of :class:`~forestlab.learners.BreimanForestClassifier` despite rounding.
+
+    Parameters
+    ----------
+    preds : ndarray of shape (n_estimators, n_samples)
+        Class labels predicted by each tree.
+    weights : ndarray of shape (n_estimators,) or (n_estimators, n_samples)
+        Tree weights (per sample if 2-D).
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels.
+    rtol : float, default=1e-9
+        Relative tolerance for ties.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        The voted labels, taken from ``classes``.
+    """
+    classes = np.asarray(classes)
+    scores = vote_scores(preds, weights, classes)
+    w = np.abs(np.asarray(weights, dtype=np.float64))
+    total = w.sum(axis=0)
+    tol = rtol * (total if np.ndim(total) else np.full(scores.shape[0], total))
+    top = scores >= scores.max(axis=1, keepdims=True) - tol[:, None]
+    return classes.take(np.argmax(top, axis=1))
