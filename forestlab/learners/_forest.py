@@ -314,7 +314,8 @@ class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_estimators, n_samples)
             ``out[t, i]`` is tree t's label for sample i (dtype of ``classes_``).
         """
-        return self.classes_.take(self._tree_indices(X))
+        pred_idx = self._tree_indices(X)  # checks that the forest is fitted
+        return self.classes_.take(pred_idx)
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority vote of the trees; ties go to the lowest class index (sgn(0) = -1 for labels {-1, +1}).
@@ -329,7 +330,8 @@ class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
             Predicted labels.
         """
-        return self.classes_.take(self._vote_counts(X).argmax(axis=1))
+        counts = self._vote_counts(X)  # checks that the forest is fitted
+        return self.classes_.take(counts.argmax(axis=1))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Vote fractions: the share of trees predicting each class (hard votes, not leaf probabilities).
