@@ -29,6 +29,7 @@ from omegaconf import DictConfig
 from forestlab import __version__
 from forestlab.config import load_group_option, to_container
 from forestlab.errors import ConfigError, ForestlabError
+from forestlab.learners._cache import FitCache, fit_with_cache
 from forestlab.protocols import derive_seed, make_split, n_folds, resolve_sizes
 from forestlab.store import Store
 
@@ -89,6 +90,7 @@ def plan(cfg: DictConfig) -> list[RunSpec]:
     protocol = to_container(cfg.protocol)
     metrics = list(cfg.metrics)
     paths = to_container(cfg.paths)
+    shared_params = dict(to_container(exp.get("params")) or {})
     specs: list[RunSpec] = []
     for ds_name in datasets:
         ds_cfg = _node(cfg, "dataset", ds_name)
@@ -97,6 +99,8 @@ def plan(cfg: DictConfig) -> list[RunSpec]:
             alg_cfg = _node(cfg, "algorithm", alg_name)
             estimator = get_learner(alg_cfg.get("estimator", alg_name))
             params = dict(alg_cfg.get("params") or {})
+            # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
+            params.update({k: v for k, v in shared_params.items() if k in params})
             if limits.get("max_estimators") and "n_estimators" in params:
                 params["n_estimators"] = min(int(params["n_estimators"]), int(limits.max_estimators))
             grid = {k: list(v) for k, v in (alg_cfg.get("grid") or {}).items()}
@@ -155,8 +159,9 @@ def _load(payload: Mapping[str, Any]):
                         download=bool(paths.get("download", True)))
 
 
-def _fit(payload: Mapping[str, Any], X: np.ndarray, y: np.ndarray, random_state: int):
-    """Fit the learner; with a grid and OOB selection, fit every grid point and keep the lowest OOB error."""
+def _fit(payload: Mapping[str, Any], X: np.ndarray, y: np.ndarray, random_state: int, cache: FitCache | None):
+    """Fit the learner (through the job's cache); with a grid and OOB selection, fit every grid point and keep the
+    lowest OOB error."""
     from sklearn.model_selection import ParameterGrid
 
     from forestlab.learners import get_learner
@@ -165,10 +170,10 @@ def _fit(payload: Mapping[str, Any], X: np.ndarray, y: np.ndarray, random_state:
     cls = get_learner(learner["estimator"])
     grid = learner.get("grid") or {}
     if not grid:
-        return cls(**learner["params"], random_state=random_state).fit(X, y), {}, {}
+        return fit_with_cache(cls(**learner["params"], random_state=random_state), X, y, cache), {}, {}
     best, best_err, best_params, errors = None, np.inf, {}, []
     for point in ParameterGrid(grid):
-        est = cls(**{**learner["params"], **point}, random_state=random_state).fit(X, y)
+        est = fit_with_cache(cls(**{**learner["params"], **point}, random_state=random_state), X, y, cache)
         err = getattr(est, "oob_error_", None)
         if err is None:
             raise ConfigError(f"{learner['estimator']} has no out-of-bag error: protocol selection=oob needs "
@@ -179,7 +184,13 @@ def _fit(payload: Mapping[str, Any], X: np.ndarray, y: np.ndarray, random_state:
     return best, best_params, {"selection_oob_error": np.asarray(errors)}
 
 
-def execute_spec(payload: Mapping[str, Any]) -> dict[str, Any]:
+def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None = None) -> list[dict[str, Any]]:
+    """Run the specs of one job (one split, one ``seed_tag``) with one shared :class:`FitCache`."""
+    cache = FitCache() if cache is None else cache
+    return [execute_spec(p, cache) for p in payloads]
+
+
+def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
     """Run one spec and return its record (``status`` done or failed); never raises."""
     from forestlab.metrics import compute_metrics
 
@@ -198,7 +209,7 @@ def execute_spec(payload: Mapping[str, Any]) -> dict[str, Any]:
         random_state = derive_seed("learner", payload["seed"], payload["dataset"], payload["repetition"],
                                    payload["fold"], payload["learner"]["seed_tag"])
         t0 = time.perf_counter()
-        est, selected, sel_arrays = _fit(payload, X_train, y_train, random_state)
+        est, selected, sel_arrays = _fit(payload, X_train, y_train, random_state, cache)
         timings["fit"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -325,9 +336,9 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
         client = _dask_client(scheduler) if backend == "dask" else None
         try:
             with parallel_config(**config):
-                results = Parallel(return_as="generator_unordered")(
-                    delayed(execute_spec)(s.payload) for s in todo)
-                for rec in results:
+                jobs = Parallel(return_as="generator_unordered")(
+                    delayed(execute_group)([s.payload for s in group]) for group in group_specs(todo))
+                for rec in itertools.chain.from_iterable(jobs):
                     spec = by_key[rec["key"]]
                     names = store.save_arrays(spec.key, rec["arrays"]) if rec["status"] == "done" else []
                     store.put(_record_row(spec, rec, names), overwrite_done=force)
@@ -344,6 +355,19 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     summary.elapsed = time.perf_counter() - t0
     emit("end", summary)
     return summary
+
+
+def group_specs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
+    """Jobs: the specs that share a dataset, a split and a ``seed_tag`` run together, so the learners that grow
+    the same trees (RF, SORF, MinCq) fit them once. Order follows the plan."""
+    groups: dict[str, list[RunSpec]] = {}
+    for spec in specs:
+        ident = spec.identity
+        key = run_key({"dataset": ident["dataset"], "protocol": ident["protocol"], "seed": ident["seed"],
+                       "repetition": ident["repetition"], "fold": ident["fold"],
+                       "seed_tag": ident["learner"]["seed_tag"]})
+        groups.setdefault(key, []).append(spec)
+    return list(groups.values())
 
 
 def _dask_client(scheduler: str | None):

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from forestlab.config import compose
-from forestlab.runner import execute, execute_spec, plan
+from forestlab.learners._cache import FitCache
+from forestlab.runner import execute, execute_group, execute_spec, group_specs, plan
 from forestlab.store import Store
 
 QUICK = ["experiment=quickstart", "seeds=2", "algorithm.params.n_estimators=15"]
@@ -71,3 +72,26 @@ def test_record_has_the_expected_metrics(workdir):
     curves = rec["arrays"]
     assert curves["test_error"].shape == (15,)
     assert curves["test_error"][-1] == pytest.approx(rec["metrics"]["test_risk"])
+
+
+def test_runs_sharing_a_split_and_seed_tag_fit_the_forest_once(workdir):
+    specs = plan(compose(QUICK + ["seeds=1"]))
+    groups = group_specs(specs)
+    assert [len(g) for g in groups] == [1, 1]  # one algorithm: one run per (dataset, split)
+    # a second learner entry with the same seed_tag and parameters (another metric set, say) on the same split
+    # shares the fitted forest: one fit, one cache hit, the same trees
+    twin = dict(specs[0].payload, key="twin", metrics=["risk"])
+    cache = FitCache()
+    first, second = execute_group([specs[0].payload, twin], cache)
+    assert (cache.misses, cache.hits) == (1, 1)
+    assert first["status"] == second["status"] == "done"
+    assert second["metrics"]["test_risk"] == first["metrics"]["test_risk"]
+    alone = execute_spec(specs[0].payload)
+    assert alone["metrics"] == first["metrics"]
+
+
+def test_experiment_params_apply_to_every_algorithm_that_has_them(workdir):
+    specs = plan(compose(QUICK + ["+experiment.params={max_depth: 1, not_a_param: 3}"]))
+    for spec in specs:
+        params = spec.identity["learner"]["params"]
+        assert params["max_depth"] == 1 and "not_a_param" not in params
