@@ -6,8 +6,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.forestlab-installed
 JOBS   ?= 2
-# Experiments run by `make tables` / `make figures` (default: every registered one).
-EXPERIMENTS ?= $(shell test -x $(BIN)/forestlab && $(BIN)/forestlab list experiments | cut -d' ' -f1)
+# Experiments run by `make tables` / `make figures` (default: every registered one, listed after install).
+EXPERIMENTS ?=
+LIST_EXPERIMENTS = $(if $(EXPERIMENTS),echo $(EXPERIMENTS),$(BIN)/forestlab list experiments | cut -d' ' -f1)
 
 .DEFAULT_GOAL := help
 .PHONY: help install run tables figures compare test test-full bench lint clean-results
@@ -28,14 +29,14 @@ run: install ## Run the default experiment (offline, under a minute) and print i
 	@cat results/tables/quickstart/test_risk.md
 
 tables: install ## Run every experiment (incrementally) and render every table and comparison
-	@set -e; for e in $(EXPERIMENTS); do \
+	@set -e; for e in $$($(LIST_EXPERIMENTS)); do \
 	  $(BIN)/forestlab run experiment=$$e launcher.n_jobs=$(JOBS) --quiet; \
 	  $(BIN)/forestlab tables $$e; \
 	  $(BIN)/forestlab compare $$e; \
 	done
 
 figures: install ## Run every experiment (incrementally) and draw every figure
-	@set -e; for e in $(EXPERIMENTS); do \
+	@set -e; for e in $$($(LIST_EXPERIMENTS)); do \
 	  $(BIN)/forestlab run experiment=$$e launcher.n_jobs=$(JOBS) --quiet; \
 	  $(BIN)/forestlab figures $$e; \
 	done
