@@ -2,11 +2,14 @@
 
 ``load_dataset`` dispatches on ``cfg["source"]["kind"]`` and keeps the datasets it loaded in an in-process LRU
 cache (keyed by the canonical JSON of the config and the resolved cache and mirror folders), so that a worker
-that runs hundreds of splits of Adult or an MNIST pair parses the files once.
+that runs hundreds of splits of Adult or an MNIST pair parses the files once. Parsed UCI and MNIST arrays are also
+kept on disk under ``<data_dir>/processed/`` (see ``_read_processed``), so other processes skip the parse.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 from collections import OrderedDict
@@ -14,7 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from forestlab.datasets._base import TASKS, Dataset, canonical_json, dataset_name, plain
+import numpy as np
+
+from forestlab.datasets._base import TASKS, Dataset, canonical_json, check_shape, dataset_name, make_dataset, plain
 from forestlab.datasets._fetch import resolve_mirror
 from forestlab.errors import DatasetError, ForestlabError
 
@@ -23,7 +28,11 @@ CONFIG_KEYS = ("name", "task", "description", "studies", "shape", "source", "par
                "categorical", "category_order", "missing", "splits", "notes", "citation")
 KINDS = ("uci", "mnist", "sklearn", "synthetic", "openml", "file")
 
-_CACHE_MAX_ITEMS = 16
+_CACHE_MAX_ITEMS = 32
+# Bump when parsing or preprocessing changes what a config loads: every processed file is rebuilt.
+PROCESSED_VERSION = 1
+# Sources whose parsing costs enough to keep the processed arrays on disk.
+_PROCESSED_KINDS = ("uci", "mnist")
 _CACHE_MAX_BYTES = 1 << 30
 _cache: OrderedDict[tuple[str, str, str], Dataset] = OrderedDict()
 _cache_lock = threading.Lock()
@@ -114,13 +123,85 @@ def load_dataset(cfg: Mapping[str, Any], *, data_dir: str | os.PathLike[str],
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    ds, _ = _load(cfg, data_dir, mirror, download)
+    ds = _read_processed(cfg, data_dir, mirror)
+    if ds is None:
+        ds, used = _load(cfg, data_dir, mirror, download)
+        _write_processed(cfg, ds, used, data_dir, mirror)
     with _cache_lock:
         _cache[key] = ds
         _cache.move_to_end(key)
         while len(_cache) > 1 and (len(_cache) > _CACHE_MAX_ITEMS or _cache_bytes() > _CACHE_MAX_BYTES):
             _cache.popitem(last=False)
     return ds
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Processed arrays on disk: data/processed/<name>-<hash>.npz, written after a verified parse, so that every worker
+# process (and every later run) skips re-parsing the text files. The hash covers the config and PROCESSED_VERSION; the
+# file records the size and modification time of each source file, and is ignored as soon as one of them differs
+# (a replaced or altered source is then verified by its SHA-256 again). Loaded with pickling refused.
+# ---------------------------------------------------------------------------------------------------------------
+def _processed_path(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str]) -> Path:
+    blob = f"{PROCESSED_VERSION}:{canonical_json(cfg)}".encode()
+    digest = hashlib.sha256(blob).hexdigest()[:20]
+    return Path(os.path.expanduser(str(data_dir))) / "processed" / f"{dataset_name(cfg)}-{digest}.npz"
+
+
+def _source_stats(used: list[str], data_dir: str | os.PathLike[str],
+                  mirror: str | os.PathLike[str] | None) -> list[list[Any]] | None:
+    roots = [Path(os.path.expanduser(str(data_dir)))]
+    resolved = resolve_mirror(mirror)
+    if resolved is not None:
+        roots.append(Path(resolved))
+    stats = []
+    for rel in used:
+        path = next((r / rel for r in roots if (r / rel).is_file()), None)
+        if path is None:
+            return None
+        st = path.stat()
+        stats.append([str(path), st.st_size, st.st_mtime_ns])
+    return stats
+
+
+def _read_processed(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
+                    mirror: str | os.PathLike[str] | None) -> Dataset | None:
+    try:
+        if _validate(cfg)[1] not in _PROCESSED_KINDS:
+            return None
+        path = _processed_path(cfg, data_dir)
+        if not path.is_file():
+            return None
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+            stats = _source_stats(meta["used"], data_dir, mirror)
+            if stats is None or stats != meta["stats"]:
+                return None
+            ds = make_dataset(meta["name"], npz["X"], npz["y"], meta["task"], meta["feature_names"],
+                              meta["classes"], npz["categorical"])
+        check_shape(ds.name, ds.X, cfg.get("shape"), str(path))
+        return ds
+    except (OSError, ValueError, KeyError, TypeError, DatasetError):
+        return None  # unreadable or stale: parse the sources again (and rewrite it)
+
+
+def _write_processed(cfg: Mapping[str, Any], ds: Dataset, used: list[str], data_dir: str | os.PathLike[str],
+                     mirror: str | os.PathLike[str] | None) -> None:
+    try:
+        if _validate(cfg)[1] not in _PROCESSED_KINDS or not used:
+            return
+        stats = _source_stats(used, data_dir, mirror)
+        if stats is None:
+            return
+        path = _processed_path(cfg, data_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"name": ds.name, "task": ds.task, "feature_names": list(ds.feature_names),
+                "classes": list(ds.classes), "used": list(used), "stats": stats}
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, X=ds.X, y=ds.y, categorical=ds.categorical, meta=np.array(json.dumps(meta)))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only or full data folder only costs the next process a parse
 
 
 def _cache_bytes() -> int:
