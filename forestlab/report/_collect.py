@@ -105,7 +105,11 @@ def load_results(cfg: DictConfig) -> ExperimentResults:
     store = Store(resolve_path(cfg.paths.results_dir), readonly=True)
     records = store.records(planned["key"].tolist())
     records = records[records["status"] == "done"]
-    metrics = pd.DataFrame(list(records["metrics"]), index=records.index)
+    # selected hyperparameters (SORF's c, MinCq's mu) read like metrics; a metric of the same name wins
+    selected = [{k: float(v) for k, v in (sel or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                for sel in records["selected"]] if "selected" in records else [{} for _ in range(len(records))]
+    metrics = pd.DataFrame([{**sel, **met} for sel, met in zip(selected, records["metrics"], strict=True)],
+                           index=records.index)
     runs = pd.concat([records[["key", "dataset", "algorithm", "repetition", "fold"]], metrics], axis=1)
     return ExperimentResults(cfg=cfg, store=store, planned=planned, runs=runs.reset_index(drop=True))
 

@@ -12,8 +12,10 @@ from omegaconf import DictConfig
 
 from forestlab.config import experiments_dir, to_container
 from forestlab.errors import ConfigError
+from forestlab.report import claims_zirakiza2013  # noqa: F401  (registers the study's claims)
 from forestlab.report._collect import ExperimentResults, load_results, summarise, tables_spec
 from forestlab.report.claims import CLAIMS
+from forestlab.report.pairwise import pair_table, pairs_of
 from forestlab.report.tables import to_markdown
 
 
@@ -97,6 +99,7 @@ def compare_experiment(cfg: DictConfig) -> str:
         table.to_csv(out_dir / f"{spec['name']}_compare.csv", index=False, float_format="%.6g")
         (out_dir / f"{spec['name']}_compare.md").write_text(to_markdown(display) + "\n"
                                                             + "\n".join(summary_lines(table)) + "\n")
+        out.extend(_pairs_section(res, spec, out_dir))
     if claims:
         out.append("\n-- claims")
         for name in claims:
@@ -109,6 +112,27 @@ def compare_experiment(cfg: DictConfig) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "compare.txt").write_text(text)
     return text
+
+
+def _pairs_section(res: ExperimentResults, spec: dict[str, Any], out_dir: Path) -> list[str]:
+    """Head-to-head lines for the table's ``pairs`` (see forestlab.report.pairwise); writes <table>_pairs.csv."""
+    pairs = pairs_of(spec)
+    if not pairs:
+        return []
+    metric = str(spec.get("pair_metric", "test_risk"))
+    lines = [f"\n-- {spec['name']}: head to head on the same splits ({metric})"]
+    frames = []
+    for a, b in pairs:
+        table, summary = pair_table(res, a, b, metric)
+        lines.append(summary.line())
+        marks = [f"{d} {o}{'*' if s else ''}" for d, o, s in
+                 zip(table["dataset"], table["outcome"], table["significant"], strict=True)]
+        if marks:
+            lines.append("    " + ", ".join(marks) + "   (* = paired t-test p < 0.05)")
+        frames.append(table.rename(columns={a: "mean_a", b: "mean_b"}).assign(a=a, b=b, metric=metric))
+    if frames:
+        pd.concat(frames).to_csv(out_dir / f"{spec['name']}_pairs.csv", index=False, float_format="%.6g")
+    return lines
 
 
 def write_path(res: ExperimentResults) -> Path:
