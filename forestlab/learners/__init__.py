@@ -14,12 +14,19 @@ a forest's trees (RF, SORF, MinCq).
 from __future__ import annotations
 
 from forestlab.errors import ConfigError
+from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
+from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
 from forestlab.learners._vote import tree_prediction_indices, tree_predictions, vote_counts, vote_scores, weighted_vote
 
 #: Algorithm name -> estimator class.
 REGISTRY: dict[str, type] = {
     "rf": BreimanForestClassifier,
+    "forest_svm": ForestKernelSVC,
+    "rbf_svm": RBFSVC,
+    "gboost": GradientBoostingCurves,
+    "rf_estimates": ErrorEstimatesForest,
+    "rf_importance": ImportanceForest,
 }
 
 
@@ -50,7 +57,14 @@ def get_learner(name: str) -> type:
 __all__ = [
     "REGISTRY",
     "BreimanForestClassifier",
+    "ErrorEstimatesForest",
+    "ForestKernelSVC",
+    "GradientBoostingCurves",
+    "ImportanceForest",
+    "RBFSVC",
+    "forest_kernel",
     "get_learner",
+    "kernel_target_alignment",
     "resolve_max_features",
     "tree_prediction_indices",
     "tree_predictions",

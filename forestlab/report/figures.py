@@ -1,8 +1,23 @@
-"""Figures (PNG and PDF, matplotlib Agg) drawn from the stored runs and arrays."""
+"""Figures (PNG and PDF, matplotlib Agg) drawn from the stored runs and arrays.
+
+Kinds (``experiment.figures[i].kind``):
+
+- ``error_curves``: one panel per dataset, several named curves of one algorithm against the number of trees;
+- ``roc``: one panel per dataset, the ROC curve of each algorithm;
+- ``curves_by_algorithm``: one panel per dataset, one curve (e.g. ``test_error``) of several algorithms against the
+  number of trees (the courses' Spambase figure);
+- ``importance``: one row per dataset and one panel per importance measure, bars of the mean importance per
+  feature over the runs with ± one std error bars (the top features by the first measure, probes marked);
+- ``metric_boxes``: one panel per dataset, boxes of several metrics of one algorithm over the runs, optionally
+  minus a reference metric (error estimates minus the test error);
+- ``paired_diff``: one panel, per dataset the per-split differences a - b of a metric for pairs of algorithms (mean
+  and 95% t interval), with an optional published difference marked beside it.
+"""
 
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +102,204 @@ def roc_curves(res: ExperimentResults, spec: dict[str, Any]):
     return fig
 
 
-KINDS = {"error_curves": error_curves, "roc": roc_curves}
+def _n_trees_axis(res: ExperimentResults, algorithm: str, dataset: str, length: int) -> np.ndarray:
+    x = res.curve(algorithm, "n_trees", dataset)
+    return x[0, :length] if x.size and x.shape[1] >= length else np.arange(1, length + 1)
+
+
+def curves_by_algorithm(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: curve ``spec['curve']`` (default ``test_error``) of each algorithm of
+    ``spec['algorithms']`` ({name: label}, default every algorithm), mean ± one std band over the runs."""
+    import matplotlib.pyplot as plt
+
+    datasets = res.datasets
+    curve_name = str(spec.get("curve", "test_error"))
+    algorithms = dict(spec.get("algorithms") or {a: a for a in res.algorithms})
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        drawn = 0
+        for algorithm, label in algorithms.items():
+            curves = res.curve(algorithm, curve_name, dataset)
+            if curves.size == 0:
+                continue
+            x = _n_trees_axis(res, algorithm, dataset, curves.shape[1])
+            with np.errstate(all="ignore"):
+                mean, std = np.nanmean(curves, axis=0), np.nanstd(curves, axis=0)
+            (line,) = ax.plot(x, mean, lw=1.4, label=f"{label} ({curves.shape[0]} runs)")
+            if curves.shape[0] > 1:
+                ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
+            drawn += 1
+        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
+        ax.set_xlabel(str(spec.get("xlabel", "number of trees")))
+        ax.set_ylabel(str(spec.get("ylabel", curve_name.replace("_", " "))))
+        if spec.get("ylim"):
+            ax.set_ylim(*spec["ylim"])
+        if spec.get("xscale"):
+            ax.set_xscale(str(spec["xscale"]))
+        ax.grid(alpha=0.3)
+        if drawn:
+            ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _feature_names(res: ExperimentResults, dataset: str, n: int, n_probes: int) -> list[str]:
+    """The dataset's feature names (loaded from the cache; x1..xd if that fails), then the probes' names."""
+    names: list[str] = []
+    try:
+        from forestlab.config import load_group_option, resolve_path, to_container
+        from forestlab.datasets import load_dataset
+
+        paths = res.cfg.paths
+        ds = load_dataset(to_container(load_group_option("dataset", dataset)),
+                          data_dir=resolve_path(paths.data_dir), mirror=paths.get("mirror"),
+                          download=bool(paths.get("download", True)))
+        names = list(ds.feature_names)
+    except Exception:  # noqa: BLE001 - names are cosmetic
+        names = []
+    d = n - n_probes
+    if len(names) != d:
+        names = [f"x{i + 1}" for i in range(d)]
+    return names + [f"noise{i + 1}" for i in range(n_probes)]
+
+
+def importance(res: ExperimentResults, spec: dict[str, Any]):
+    """Rows = datasets, columns = the measures of ``spec['measures']`` ({array name: label}): horizontal bars of
+    the mean importance of the ``top`` features (ranked by the first measure's mean; probe features always
+    shown, in grey), error bars ± one std over the runs."""
+    import matplotlib.pyplot as plt
+
+    algorithm = str(spec.get("algorithm", res.algorithms[0]))
+    measures = dict(spec.get("measures") or {"importance_mdi": "mean decrease of impurity",
+                                             "importance_oob_perm": "OOB permutation"})
+    top = int(spec.get("top", 20))
+    n_probes = int(spec.get("noise_features", 0))
+    datasets = res.datasets
+    fig, axes = plt.subplots(len(datasets), len(measures), squeeze=False,
+                             figsize=(4.6 * len(measures), 0.22 * (top + n_probes) * len(datasets) + 1.2))
+    for row, dataset in enumerate(datasets):
+        stacks = {m: res.curve(algorithm, m, dataset) for m in measures}
+        first = next(iter(measures))
+        if stacks[first].size == 0:
+            for ax in axes[row]:
+                ax.set_title(f"{dataset}  [no runs yet]", fontsize=10)
+                ax.set_axis_off()
+            continue
+        n_feat = stacks[first].shape[1]
+        names = _feature_names(res, dataset, n_feat, n_probes)
+        order = np.argsort(-np.nanmean(stacks[first], axis=0), kind="stable")
+        real = [i for i in order if i < n_feat - n_probes][:top]
+        shown = real + list(range(n_feat - n_probes, n_feat))
+        shown = sorted(shown, key=lambda i: list(order).index(i))
+        for col, (m, label) in enumerate(measures.items()):
+            ax = axes[row][col]
+            vals = stacks[m]
+            if vals.size == 0:
+                ax.set_axis_off()
+                continue
+            mean, std = np.nanmean(vals, axis=0)[shown], np.nanstd(vals, axis=0)[shown]
+            y = np.arange(len(shown))[::-1]
+            colors = ["0.6" if i >= n_feat - n_probes else f"C{col}" for i in shown]
+            ax.barh(y, mean, xerr=std, color=colors, error_kw={"lw": 0.8, "capsize": 2})
+            ax.set_yticks(y, [names[i] for i in shown], fontsize=7)
+            ax.axvline(0, color="k", lw=0.6)
+            ax.set_title(f"{dataset}: {label} ({vals.shape[0]} runs)", fontsize=9)
+            ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def metric_boxes(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: a box per metric of ``spec['metrics']`` ({metric: label}) of one algorithm over the
+    runs, minus ``spec['minus']`` of the same run when given (e.g. estimate - test error)."""
+    import matplotlib.pyplot as plt
+
+    algorithm = str(spec.get("algorithm", res.algorithms[0]))
+    metrics = dict(spec["metrics"])
+    minus = spec.get("minus")
+    datasets = res.datasets
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(0.9 * len(metrics) * ncols + 1.5, 3.6 * nrows), squeeze=False)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        data, labels = [], []
+        ref = res.values(algorithm, str(minus), dataset).set_index("key")["value"] if minus else None
+        for m, label in metrics.items():
+            v = res.values(algorithm, m, dataset).set_index("key")["value"]
+            if ref is not None:
+                v = v - ref.reindex(v.index)
+            v = v.to_numpy(float)
+            data.append(v[np.isfinite(v)])
+            labels.append(label)
+        if any(len(d) for d in data):
+            ax.boxplot(data, showmeans=True, meanprops={"marker": "D", "markersize": 4})
+            ax.set_xticks(range(1, len(labels) + 1), labels, rotation=35, ha="right", fontsize=8)
+        if minus:
+            ax.axhline(0, color="k", lw=0.8, ls="--")
+        n_runs = max((len(d) for d in data), default=0)
+        ax.set_title(f"{dataset}  [{n_runs} runs]" if n_runs else f"{dataset}  [no runs yet]", fontsize=10)
+        ax.set_ylabel(str(spec.get("ylabel", f"value - {minus}" if minus else "value")))
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
+    """Per dataset, for each pair ``{a, b, label}`` of ``spec['pairs']``: the mean of the per-split differences
+    a - b of ``spec['metric']`` with its 95% t interval; ``spec['published']`` = {file, a, b} adds the published
+    difference (from experiments/<study>/published/<file>) as a black cross."""
+    import matplotlib.pyplot as plt
+    from scipy import stats as st
+
+    from forestlab.report.stats import paired_values
+
+    metric = str(spec.get("metric", "test_accuracy"))
+    pairs = [dict(p) for p in spec["pairs"]]
+    datasets = res.datasets
+    published: dict[str, float] = {}
+    pub = spec.get("published")
+    if pub and res.study:
+        from forestlab.report.compare import load_published
+
+        table = load_published(str(res.study), str(pub["file"]))
+        vals = {(r.dataset, r.algorithm): float(r.value) for r in table[table["metric"] == metric].itertuples()}
+        published = {d: vals[(d, pub["a"])] - vals[(d, pub["b"])] for d in datasets
+                     if (d, pub["a"]) in vals and (d, pub["b"]) in vals}
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * len(datasets) + 2), 4.2))
+    width = 0.8 / (len(pairs) + (1 if published else 0))
+    x0 = np.arange(len(datasets))
+    for k, pair in enumerate(pairs):
+        means, errs = [], []
+        for dataset in datasets:
+            a, b = paired_values(res, str(pair["a"]), str(pair["b"]), metric, dataset)
+            d = (a - b)[np.isfinite(a - b)]
+            means.append(float(d.mean()) if d.size else np.nan)
+            errs.append(float(st.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0)
+        ax.errorbar(x0 + (k - (len(pairs) - 1) / 2) * width, means, yerr=errs, fmt="o", ms=4, capsize=3,
+                    label=str(pair.get("label", f"{pair['a']} - {pair['b']}")))
+    if published:
+        xs = [i for i, d in enumerate(datasets) if d in published]
+        ax.plot(np.asarray(xs, float) + (len(pairs) / 2) * width, [published[datasets[i]] for i in xs], "kx",
+                ms=7, label=str(pub.get("label", "published difference")))
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks(x0, datasets, rotation=35, ha="right", fontsize=9)
+    ax.set_ylabel(str(spec.get("ylabel", f"difference in {metric.replace('_', ' ')}")))
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(textwrap.fill(str(spec.get("title", spec["name"])), 90), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
+         "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff}
 
 
 def render_figures(cfg: DictConfig) -> list[Path]:

@@ -1,4 +1,14 @@
-"""Tables of mean ± std over seeds or folds, in Markdown, CSV and LaTeX."""
+"""Tables of mean ± std over seeds or folds, in Markdown, CSV and LaTeX.
+
+A table spec (``experiment.tables[i]``) lists ``cells``: ``{algorithm, metric}`` (a stored metric) or
+``{algorithm, curve, at}`` (a stored curve read at a number of trees). Optional per cell:
+
+- ``label``: the column header shown in the Markdown and LaTeX tables (the CSV keeps ``"<algorithm> <metric>"``);
+- ``vs: <algorithm>``: a paired two-sided t-test of this cell's metric against the same metric of that algorithm,
+  runs paired by (repetition, fold) (:mod:`forestlab.report.stats`); a significant difference at the table's
+  ``alpha`` (default 0.05) appends ``*`` to the cell, as pisetta2010's Table 1 does. The CSV gets the columns
+  ``"<label> vs <algorithm> diff"`` and ``"... p"``; ``show_p: true`` also shows the p-value as a column.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +20,7 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from forestlab.report._collect import ExperimentResults, cell_label, load_results, summarise, tables_spec
+from forestlab.report.stats import paired_t_test, paired_values
 
 
 def fmt(mean: float, std: float, n: int, digits: int = 3) -> str:
@@ -33,17 +44,30 @@ def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
             mean, std, n = summarise(res.cell_values(cell, dataset))
             label = cell_label(cell)
             row[f"{label} mean"], row[f"{label} std"], row[f"{label} n"] = mean, std, n
+            if cell.get("vs") and "metric" in cell:
+                a, b = paired_values(res, str(cell["algorithm"]), str(cell["vs"]), str(cell["metric"]), dataset)
+                test = paired_t_test(a, b)
+                row[f"{label} vs {cell['vs']} diff"] = test.mean_diff
+                row[f"{label} vs {cell['vs']} p"] = test.p
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"dataset": table["dataset"]})
+    alpha = float(spec.get("alpha", 0.05))
     for cell in spec["cells"]:
         label = cell_label(cell)
+        header = str(cell.get("label", label))
         digits = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
-        out[label] = [fmt(m, s, int(n), digits) for m, s, n in
-                      zip(table[f"{label} mean"], table[f"{label} std"], table[f"{label} n"], strict=True)]
+        out[header] = [fmt(m, s, int(n), digits) for m, s, n in
+                       zip(table[f"{label} mean"], table[f"{label} std"], table[f"{label} n"], strict=True)]
+        p_col = f"{label} vs {cell.get('vs')} p"
+        if cell.get("vs") and p_col in table.columns:
+            marks = ["*" if (p == p and p < alpha) else "" for p in table[p_col]]
+            out[header] = [v + m for v, m in zip(out[header], marks, strict=True)]
+            if cell.get("show_p"):
+                out[f"p ({header} vs {cell['vs']})"] = ["—" if p != p else f"{p:.3g}" for p in table[p_col]]
     out["runs"] = table["runs"]
     return out
 
@@ -85,8 +109,13 @@ def render_tables(cfg: DictConfig) -> list[Path]:
         out_dir.mkdir(parents=True, exist_ok=True)
         title = str(spec.get("title", spec["name"]))
         md = out_dir / f"{spec['name']}.md"
-        md.write_text(f"# {title}\n\nExperiment `{res.name}`; cells are mean ± std over seeds or folds.\n\n"
-                      + to_markdown(display))
+        note = "cells are mean ± std over seeds or folds"
+        if any(c.get("vs") for c in spec["cells"]):
+            note += (f"; * = significant difference (paired two-sided t-test over the splits, "
+                     f"alpha = {float(spec.get('alpha', 0.05)):g}) from the algorithm named in the cell's `vs`")
+        if spec.get("note"):
+            note += f". {spec['note']}"
+        md.write_text(f"# {title}\n\nExperiment `{res.name}`; {note}.\n\n" + to_markdown(display))
         csv = out_dir / f"{spec['name']}.csv"
         table.to_csv(csv, index=False, float_format="%.6g")
         tex = out_dir / f"{spec['name']}.tex"

@@ -1,0 +1,617 @@
+"""The forest kernel of pisetta2010 and an SVM on it; an RBF-kernel SVM tuned the same way (an extension).
+
+Pisetta, Jouve and Zighed (2010, §3.2) map a point x to the concatenated one-hot leaf indicators of the M trees of a
+forest, Phi(x) in {0, 1}^D with D = the total number of leaves; the kernel is the number of trees in which two
+points share a leaf,
+
+    K(x, x') = <Phi(x), Phi(x')> = #{t : leaf_t(x) = leaf_t(x')}  in {0, ..., M},
+
+positive semi-definite as a Gram matrix, with K(x, x) = M. Divided by M it is Breiman's (2001) proximity. Here it is
+computed from the forest's leaf indices (``apply``) through sparse one-hot matrices and one sparse product, never a
+loop over pairs: with n points and M trees, Phi has n*M non-zeros and K = Phi Phi^T.
+
+:class:`ForestKernelSVC` grows the paper's forest (300 bootstrap trees, fully grown, round(sqrt d) features per
+node) and fits a C-SVM (``SVC(kernel="precomputed")``) on its kernel, with C chosen on an inner 70/30 split of the
+training part where the forest is regrown on the inner 70% (no leakage), then refits forest and SVM on the whole
+training part. :class:`RBFSVC` is the Gaussian-kernel SVM baseline the paper does not have (an extension).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from forestlab.learners._cache import FitCache
+from forestlab.learners._forest import BreimanForestClassifier
+
+__all__ = [
+    "ForestKernelSVC",
+    "RBFSVC",
+    "derived_seeds",
+    "forest_kernel",
+    "kernel_target_alignment",
+    "leaf_indicators",
+    "leaf_kernel",
+    "select_by_validation",
+]
+
+#: C values of pisetta2010 §5 ("C in {1, 10, 100, 10000}").
+PAPER_C_GRID: tuple[float, ...] = (1, 10, 100, 10000)
+#: RBF widths, as multiples of 1/d on standardised features (1 is scikit-learn's gamma="scale" there, e1071's default).
+RBF_GAMMA_GRID: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
+KERNEL_SCALES = ("count", "proximity")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The kernel
+# ---------------------------------------------------------------------------------------------------------------
+def _sk_forest(forest: Any) -> Any:
+    """The scikit-learn forest behind ``forest`` (a BreimanForestClassifier's ``forest_``, or the forest itself)."""
+    return getattr(forest, "forest_", forest)
+
+
+def leaf_indicators(forest: Any, X: Any) -> sp.csr_matrix:
+    """The one-hot leaf indicators Phi(X) of a fitted forest, as a sparse (n_samples, n_nodes_total) CSR matrix.
+
+    Column ``offset_t + node`` of row i is 1 when sample i falls in leaf ``node`` of tree t (node ids are the trees'
+    own; columns of internal nodes stay empty). Every row has exactly one non-zero per tree.
+
+    Parameters
+    ----------
+    forest : fitted forest
+        A :class:`~forestlab.learners.BreimanForestClassifier` or any scikit-learn tree ensemble with ``apply``.
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_samples, sum of the trees' node counts), float64
+    """
+    sk = _sk_forest(forest)
+    leaves = np.asarray(sk.apply(X))  # (n, M) node ids; validates X
+    if leaves.ndim == 1:
+        leaves = leaves[:, None]
+    counts = np.array([est.tree_.node_count for est in sk.estimators_], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    n, m = leaves.shape
+    total = int(counts.sum())
+    index_dtype = np.int32 if total < np.iinfo(np.int32).max and n * m < np.iinfo(np.int32).max else np.int64
+    indices = (leaves + offsets[None, :]).ravel().astype(index_dtype)  # sorted within each row: offsets increase
+    indptr = np.arange(0, n * m + 1, m, dtype=index_dtype)
+    return sp.csr_matrix((np.ones(n * m), indices, indptr), shape=(n, total))
+
+
+def leaf_kernel(phi_a: sp.spmatrix, phi_b: sp.spmatrix | None = None, *, n_trees: int | None = None,
+                scale: str = "count") -> np.ndarray:
+    """K = Phi_a Phi_b^T as a dense float64 array, from leaf indicators (one sparse product).
+
+    Parameters
+    ----------
+    phi_a, phi_b : sparse matrices from :func:`leaf_indicators` (same forest); ``phi_b=None`` means ``phi_a``.
+    n_trees : int, optional
+        M, needed for ``scale="proximity"`` (default: the non-zeros of ``phi_a``'s first row).
+    scale : {"count", "proximity"}
+        ``"count"``: the number of trees where the points share a leaf (pisetta2010's K_ens, in {0..M});
+        ``"proximity"``: that count / M (Breiman's proximity, in [0, 1]).
+    """
+    if scale not in KERNEL_SCALES:
+        raise ValueError(f"scale must be one of {KERNEL_SCALES}, got {scale!r}")
+    phi_a = sp.csr_matrix(phi_a)
+    phi_b_t = phi_a.T.tocsr() if phi_b is None else sp.csr_matrix(phi_b).T.tocsr()
+    K = (phi_a @ phi_b_t).toarray()
+    if scale == "proximity":
+        m = n_trees if n_trees is not None else (int(phi_a.indptr[1] - phi_a.indptr[0]) if phi_a.shape[0] else 1)
+        K /= float(m)
+    return K
+
+
+def forest_kernel(forest: Any, X: Any, Y: Any = None, *, normalize: bool = False) -> np.ndarray:
+    """The forest kernel between the rows of X and Y (Y=None: X), K[i, j] = #trees where X_i and Y_j share a leaf.
+
+    Parameters
+    ----------
+    forest : fitted forest (see :func:`leaf_indicators`)
+    X : array-like of shape (n_a, n_features)
+    Y : array-like of shape (n_b, n_features), optional
+    normalize : bool, default=False
+        Divide by the number of trees (Breiman's proximity, in [0, 1]).
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b), float64
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=60, random_state=0)
+    >>> rf = BreimanForestClassifier(n_estimators=7, random_state=0).fit(X, y)
+    >>> K = forest_kernel(rf, X)
+    >>> bool((K.diagonal() == 7).all()), bool((K == K.T).all())
+    (True, True)
+    """
+    phi_a = leaf_indicators(forest, X)
+    phi_b = None if Y is None else leaf_indicators(forest, Y)
+    n_trees = len(_sk_forest(forest).estimators_)
+    return leaf_kernel(phi_a, phi_b, n_trees=n_trees, scale="proximity" if normalize else "count")
+
+
+def kernel_target_alignment(K: np.ndarray, y: Any) -> float:
+    """Kernel-target alignment A(K, T) = <K, T>_F / (||K||_F ||T||_F) (Cristianini et al. 2002).
+
+    Binary labels: T = y y^T with y in {-1, +1} (+1 for same-class pairs, -1 otherwise), pisetta2010 §2.2.
+    More than two classes: T = the label-equality kernel, T_ij = 1{y_i = y_j} (the Gram matrix of one-hot labels,
+    positive semi-definite), so the alignment is computed class by class without forming T. A is invariant to the
+    scale of K (count or proximity give the same value). NaN for an all-zero K.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        A Gram matrix on the points labelled ``y``.
+    y : array-like of shape (n,)
+    """
+    K = np.asarray(K, dtype=np.float64)
+    y = np.asarray(y)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] != y.shape[0]:
+        raise ValueError(f"K must be square with one row per label, got K {K.shape} and y {y.shape}")
+    norm_k = float(np.linalg.norm(K))
+    if norm_k == 0.0:
+        return float("nan")
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) <= 2:
+        s = np.where(codes == len(classes) - 1, 1.0, -1.0) if len(classes) == 2 else np.ones(len(y))
+        return float(s @ K @ s / (norm_k * len(y)))
+    onehot = np.zeros((len(y), len(classes)))
+    onehot[np.arange(len(y)), codes] = 1.0
+    num = float(np.sum(onehot * (K @ onehot)))
+    norm_t = math.sqrt(float(np.sum(np.bincount(codes) ** 2)))
+    return num / (norm_k * norm_t)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shared machinery
+# ---------------------------------------------------------------------------------------------------------------
+def derived_seeds(random_state: Any, n: int) -> tuple[int, list[int]]:
+    """A base seed and ``n`` independent 31-bit seeds derived from it (deterministic for an int random_state).
+
+    The base is ``random_state`` itself when it is an int, so a forest grown with it is the forest another learner
+    grows with the same ``random_state`` (the runner's ``seed_tag``); the others come from NumPy's SeedSequence.
+    """
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        base = int(random_state)
+    else:
+        base = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    children = np.random.SeedSequence([base, 20100101]).generate_state(max(n, 1), dtype=np.uint32)
+    return base, [int(s) & 0x7FFFFFFF for s in children[:n]]
+
+
+def inner_split(y: np.ndarray, train_size: float, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Indices of an inner learn/validation split of the training part: stratified when every class has at least
+    two points, else plain. None when no split with both parts non-empty and two classes to learn from exists."""
+    n = len(y)
+    n_learn = int(round(train_size * n))
+    if n < 4 or n_learn < 2 or n - n_learn < 1:
+        return None
+    _, counts = np.unique(y, return_counts=True)
+    stratify = y if counts.min() >= 2 and n - n_learn >= len(counts) and n_learn >= len(counts) else None
+    idx = np.arange(n)
+    learn, val = train_test_split(idx, train_size=n_learn, random_state=seed, stratify=stratify)
+    if len(np.unique(y[learn])) < 2:
+        return None
+    return np.sort(learn), np.sort(val)
+
+
+def select_by_validation(scores: Sequence[float]) -> int:
+    """Index of the best validation score, the first on ties (grids are ordered most regularised first)."""
+    arr = np.asarray(scores, dtype=float)
+    return int(np.flatnonzero(arr == np.nanmax(arr))[0])
+
+
+def _check_grid(values: Any, name: str) -> list[float]:
+    grid = [float(v) for v in np.atleast_1d(np.asarray(values, dtype=float))]
+    if not grid or any(not math.isfinite(v) or v <= 0 for v in grid):
+        raise ValueError(f"{name} must be a non-empty sequence of positive numbers, got {values!r}")
+    return sorted(set(grid))
+
+
+def _check_two_classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    check_classification_targets(y)
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"the training data hold only one class ({classes[0]!r}); an SVM needs samples of at "
+                         "least 2 classes")
+    return classes, codes
+
+
+class _SVMBase(ClassifierMixin, BaseEstimator):
+    """predict / decision_function for an SVC on a kernel ``self._kernel(X)`` against the training points."""
+
+    svc_: SVC
+
+    def _kernel(self, X: Any) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _validate_X_predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The SVM's decision values; binary: shape (n_samples,), positive means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes) (one-vs-one votes shaped one-vs-rest)
+        """
+        K = self._kernel(self._validate_X_predict(X))
+        return self.svc_.decision_function(K)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class labels (one-vs-one voting with more than two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        K = self._kernel(self._validate_X_predict(X))
+        return self.classes_.take(self.svc_.predict(K))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The forest-kernel SVM
+# ---------------------------------------------------------------------------------------------------------------
+class ForestKernelSVC(_SVMBase):
+    """C-SVM on the forest kernel of pisetta2010 (Table 1, "SVM + Noyau Forêt").
+
+    Fit: (1) split the training part 70/30 (stratified, seeded from ``random_state``); grow the forest on the inner
+    70%, compute the kernel among those points and from the inner 30% to them, fit an SVM for every C of ``C_grid``
+    and keep the best validation accuracy (ties: the smallest C); (2) grow the forest on the whole training part
+    with ``random_state`` itself, which is the forest an :class:`~forestlab.learners.BreimanForestClassifier` with
+    the same parameters and seed grows (the majority vote of Table 1); refit the SVM with the chosen C on its
+    kernel. Validation points never take part in growing the trees used to score them.
+
+    Parameters
+    ----------
+    n_estimators : int, default=300
+        Number of trees M (pisetta2010 §5: 300).
+    max_features : int, float, str or None, default="round_sqrt"
+        Features drawn at each node (:func:`~forestlab.learners.resolve_max_features`; the paper: nearest integer
+        to sqrt d).
+    max_depth : int or None, default=None
+        None grows the trees to pure leaves, as the paper.
+    min_samples_leaf : int, default=1
+    bootstrap : bool, default=True
+    criterion : str, default="gini"
+    kernel_scale : {"count", "proximity"}, default="count"
+        ``"count"``: K in {0..M}, the paper's K_ens (§3.2), on which its C grid acts; ``"proximity"``: K / M
+        (Breiman's proximity; equivalent to dividing every C by M).
+    C_grid : sequence of float, default=(1, 10, 100, 10000)
+        Candidate C values (pisetta2010 §5). A single value skips the inner split.
+    inner_train_size : float, default=0.7
+        Share of the training part the inner forest and SVMs learn from; the rest validates C.
+    tol : float, default=1e-3
+        SVC stopping tolerance.
+    cache_size : float, default=200
+        SVC kernel cache (MB).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the final forest (an int is passed through unchanged) and, through derived seeds, the inner split and
+        the inner forest.
+    n_jobs : int or None, default=None
+        Threads for growing and applying the forests.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    forest_ : BreimanForestClassifier
+        The forest grown on the whole training part (shared, read-only, when fitted through a FitCache).
+    svc_ : sklearn.svm.SVC
+        The SVM on the precomputed kernel, fitted with the chosen C.
+    C_ : float
+        The chosen C.
+    selected_params_ : dict
+        ``{"C": C_}`` (stored by the runner as the run's selected hyperparameters).
+    validation_accuracy_ : ndarray of shape (len(C_grid),)
+        Inner validation accuracy of each C (NaN when no inner split was possible).
+    diagnostics_ : dict of str to float
+        ``kta_forest``: kernel-target alignment of the training Gram matrix (optimistic: in-bag points of one class
+        share pure leaves); ``kta_forest_val``: alignment of the inner validation points' Gram matrix under the
+        inner forest (honest: none of them grew those trees); ``log10_C``; ``val_accuracy`` (at the chosen C);
+        ``sv_fraction`` (support vectors / training points); ``forest_oob_risk``.
+
+    Notes
+    -----
+    With more than two classes the SVC votes one-vs-one. ``fit`` accepts ``fit_cache`` (see
+    :mod:`forestlab.learners._cache`): both forests are grown through it, so a vote and one or more SVMs on the
+    same split and seed share their trees.
+    """
+
+    version: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 300,
+        max_features: int | float | str | None = "round_sqrt",
+        max_depth: int | None = None,
+        min_samples_leaf: int | float = 1,
+        bootstrap: bool = True,
+        criterion: str = "gini",
+        kernel_scale: str = "count",
+        C_grid: Sequence[float] = PAPER_C_GRID,
+        inner_train_size: float = 0.7,
+        tol: float = 1e-3,
+        cache_size: float = 200,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.bootstrap = bootstrap
+        self.criterion = criterion
+        self.kernel_scale = kernel_scale
+        self.C_grid = C_grid
+        self.inner_train_size = inner_train_size
+        self.tol = tol
+        self.cache_size = cache_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------------------------------------------------
+    def _forest(self, seed: int) -> BreimanForestClassifier:
+        """The forest with the parameters of the vote (the same parameter set, so a FitCache shares it)."""
+        return BreimanForestClassifier(n_estimators=self.n_estimators, max_features=self.max_features,
+                                       max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                                       bootstrap=self.bootstrap, criterion=self.criterion, random_state=seed,
+                                       n_jobs=self.n_jobs)
+
+    @staticmethod
+    def _grow(forest: BreimanForestClassifier, X: np.ndarray, y: np.ndarray,
+              fit_cache: FitCache | None) -> BreimanForestClassifier:
+        return fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y)
+
+    def _svc(self, C: float) -> SVC:
+        return SVC(C=C, kernel="precomputed", tol=self.tol, cache_size=self.cache_size)
+
+    def fit(self, X: Any, y: Any, fit_cache: FitCache | None = None) -> ForestKernelSVC:
+        """Choose C on an inner split (forest regrown there), then fit forest and SVM on all of (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        fit_cache : FitCache, optional
+            Grow the forests through this cache (shared with the runs of the same split and seed tag).
+
+        Returns
+        -------
+        self : ForestKernelSVC
+        """
+        if self.kernel_scale not in KERNEL_SCALES:
+            raise ValueError(f"kernel_scale must be one of {KERNEL_SCALES}, got {self.kernel_scale!r}")
+        if not 0.0 < float(self.inner_train_size) < 1.0:
+            raise ValueError(f"inner_train_size must be in (0, 1), got {self.inner_train_size!r}")
+        grid = _check_grid(self.C_grid, "C_grid")
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        classes, codes = _check_two_classes(y)
+        base, (split_seed, inner_seed) = derived_seeds(self.random_state, 2)
+
+        scores = np.full(len(grid), np.nan)
+        kta_val = float("nan")
+        split = inner_split(codes, float(self.inner_train_size), split_seed) if len(grid) > 1 else None
+        if split is not None:
+            learn, val = split
+            inner = self._grow(self._forest(inner_seed), X[learn], y[learn], fit_cache)
+            phi_learn, phi_val = leaf_indicators(inner, X[learn]), leaf_indicators(inner, X[val])
+            K_learn = leaf_kernel(phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
+            K_val = leaf_kernel(phi_val, phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
+            for i, C in enumerate(grid):
+                svc = self._svc(C).fit(K_learn, codes[learn])
+                scores[i] = float(np.mean(svc.predict(K_val) == codes[val]))
+            kta_val = kernel_target_alignment(leaf_kernel(phi_val, scale="count"), codes[val])
+        best = select_by_validation(scores) if split is not None else 0
+
+        forest = self._grow(self._forest(base), X, y, fit_cache)
+        phi = leaf_indicators(forest, X)
+        K = leaf_kernel(phi, n_trees=self.n_estimators, scale=self.kernel_scale)
+        C = grid[best]
+        self.svc_ = self._svc(C).fit(K, codes)
+        self.classes_ = classes
+        self.forest_ = forest
+        self._phi_train_t = phi.T.tocsr()
+        self._train_codes = codes
+        self.C_ = C
+        self.C_grid_ = np.asarray(grid)
+        self.validation_accuracy_ = scores
+        self.selected_params_ = {"C": C}
+        self.diagnostics_ = {
+            "kta_forest": kernel_target_alignment(K, codes),
+            "kta_forest_val": kta_val,
+            "log10_C": math.log10(C),
+            "val_accuracy": float(scores[best]),
+            "sv_fraction": float(self.svc_.support_.size / len(codes)),
+        }
+        if getattr(forest, "oob_error_", None) is not None:
+            self.diagnostics_["forest_oob_risk"] = float(forest.oob_error_)
+        return self
+
+    def _kernel(self, X: np.ndarray) -> np.ndarray:
+        K = (leaf_indicators(self.forest_, X) @ self._phi_train_t).toarray()
+        if self.kernel_scale == "proximity":
+            K /= float(self.n_estimators)
+        return K
+
+    def kernel(self, X: Any, Y: Any = None) -> np.ndarray:
+        """The fitted forest's kernel (in this estimator's ``kernel_scale``) between X and Y (default X)."""
+        check_is_fitted(self)
+        return forest_kernel(self.forest_, X, Y, normalize=self.kernel_scale == "proximity")
+
+    def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
+        """Arrays for figures and tables (the runner stores them beside the run): accuracy by C.
+
+        Returns ``C_grid``, ``val_accuracy_by_C`` (inner validation) and, with test data, ``test_accuracy_by_C``:
+        the test accuracy of the SVM refitted with each C on the final forest's kernel (pisetta2010's remark that
+        C matters little, H004-7). Each extra C costs one SVM fit on the stored training kernel.
+        """
+        check_is_fitted(self)
+        out = {"C_grid": self.C_grid_.copy(), "val_accuracy_by_C": self.validation_accuracy_.copy()}
+        if (X_test is None) != (y_test is None):
+            raise ValueError("error_curves needs both X_test and y_test, or neither")
+        if X_test is not None:
+            X_test = self._validate_X_predict(X_test)
+            y_test = np.asarray(y_test)
+            K_test = self._kernel(X_test)
+            phi_t = self._phi_train_t
+            K = (phi_t.T.tocsr() @ phi_t).toarray()
+            if self.kernel_scale == "proximity":
+                K /= float(self.n_estimators)
+            acc = []
+            for C in self.C_grid_:
+                svc = self.svc_ if C == self.C_ else self._svc(float(C)).fit(K, self._train_codes)
+                acc.append(float(np.mean(self.classes_.take(svc.predict(K_test)) == y_test)))
+            out["test_accuracy_by_C"] = np.asarray(acc)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The RBF-kernel SVM (extension)
+# ---------------------------------------------------------------------------------------------------------------
+class RBFSVC(_SVMBase):
+    """Gaussian-kernel C-SVM on standardised features, C and gamma chosen on an inner 70/30 split (an extension:
+    pisetta2010 has no RBF baseline).
+
+    The features are standardised with the mean and standard deviation of the data the SVM learns from (the inner
+    70% during selection, the whole training part for the final model). ``gamma = g / d`` for g in
+    ``gamma_grid`` (d = number of features; g = 1 is scikit-learn's ``gamma="scale"`` on standardised data and
+    e1071's default). Candidates are tried C-major from the smallest C and the smallest gamma; ties keep the first
+    (the most regularised, the smoothest).
+
+    Parameters
+    ----------
+    C_grid : sequence of float, default=(1, 10, 100, 10000)
+        As :class:`ForestKernelSVC`.
+    gamma_grid : sequence of float, default=(0.01, 0.1, 1, 10)
+        Kernel widths as multiples of 1/d.
+    inner_train_size : float, default=0.7
+    tol, cache_size : SVC settings.
+    random_state : int, RandomState instance or None
+        Seeds the inner split (the SVM itself is deterministic).
+
+    Attributes
+    ----------
+    classes_, n_features_in_, svc_
+    scaler_ : StandardScaler
+    C_, gamma_ : float
+        Chosen values (gamma in absolute units).
+    selected_params_ : dict
+        ``{"C": C_, "gamma_factor": g}`` (gamma = g / d).
+    validation_accuracy_ : ndarray of shape (len(C_grid), len(gamma_grid))
+    diagnostics_ : dict of str to float
+        ``kta_rbf`` (training Gram matrix at the chosen gamma), ``kta_rbf_val`` (the inner validation points'
+        Gram matrix, inner scaler, chosen gamma), ``log10_C``, ``log10_gamma_factor``, ``val_accuracy``,
+        ``sv_fraction``.
+    """
+
+    version: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        *,
+        C_grid: Sequence[float] = PAPER_C_GRID,
+        gamma_grid: Sequence[float] = RBF_GAMMA_GRID,
+        inner_train_size: float = 0.7,
+        tol: float = 1e-3,
+        cache_size: float = 200,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.C_grid = C_grid
+        self.gamma_grid = gamma_grid
+        self.inner_train_size = inner_train_size
+        self.tol = tol
+        self.cache_size = cache_size
+        self.random_state = random_state
+
+    def _svc(self, C: float, gamma: float) -> SVC:
+        return SVC(C=C, kernel="rbf", gamma=gamma, tol=self.tol, cache_size=self.cache_size)
+
+    def fit(self, X: Any, y: Any) -> RBFSVC:
+        """Choose (C, gamma) on an inner split, then fit the scaler and the SVM on all of (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : RBFSVC
+        """
+        if not 0.0 < float(self.inner_train_size) < 1.0:
+            raise ValueError(f"inner_train_size must be in (0, 1), got {self.inner_train_size!r}")
+        c_grid = _check_grid(self.C_grid, "C_grid")
+        g_grid = _check_grid(self.gamma_grid, "gamma_grid")
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        classes, codes = _check_two_classes(y)
+        _, (split_seed,) = derived_seeds(self.random_state, 1)
+        d = X.shape[1]
+        scores = np.full((len(c_grid), len(g_grid)), np.nan)
+        kta_val = float("nan")
+        n_candidates = len(c_grid) * len(g_grid)
+        split = inner_split(codes, float(self.inner_train_size), split_seed) if n_candidates > 1 else None
+        if split is not None:
+            learn, val = split
+            scaler = StandardScaler().fit(X[learn])
+            Xl, Xv = scaler.transform(X[learn]), scaler.transform(X[val])
+            for i, C in enumerate(c_grid):
+                for j, g in enumerate(g_grid):
+                    svc = self._svc(C, g / d).fit(Xl, codes[learn])
+                    scores[i, j] = float(np.mean(svc.predict(Xv) == codes[val]))
+        best = select_by_validation(scores.ravel()) if split is not None else 0
+        bi, bj = divmod(best, len(g_grid))
+        C, g = c_grid[bi], g_grid[bj]
+        if split is not None:
+            kta_val = kernel_target_alignment(_rbf_gram(Xv, g / d), codes[val])
+        self.scaler_ = StandardScaler().fit(X)
+        Xs = self.scaler_.transform(X)
+        self.svc_ = self._svc(C, g / d).fit(Xs, codes)
+        self.classes_ = classes
+        self.C_, self.gamma_ = C, g / d
+        self.validation_accuracy_ = scores
+        self.selected_params_ = {"C": C, "gamma_factor": g}
+        self.diagnostics_ = {
+            "kta_rbf": kernel_target_alignment(_rbf_gram(Xs, g / d), codes),
+            "kta_rbf_val": kta_val,
+            "log10_C": math.log10(C),
+            "log10_gamma_factor": math.log10(g),
+            "val_accuracy": float(scores[bi, bj]),
+            "sv_fraction": float(self.svc_.support_.size / len(codes)),
+        }
+        return self
+
+    def _kernel(self, X: np.ndarray) -> np.ndarray:
+        return self.scaler_.transform(X)  # the SVC computes the RBF kernel itself
+
+
+def _rbf_gram(X: np.ndarray, gamma: float) -> np.ndarray:
+    sq = np.einsum("ij,ij->i", X, X)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T), 0.0)
+    return np.exp(-gamma * D)
