@@ -15,11 +15,13 @@ from forestlab.learners import REGISTRY
 #: Registry name -> constructor parameters for the checks (small and seeded, so the suite stays fast).
 INIT_PARAMS: dict[str, dict[str, Any]] = {
     "rf": {"n_estimators": 5, "random_state": 0},
+    "pacbayes_forest": {"n_estimators": 5, "random_state": 0},  # SORF (the default weighting), fully grown trees
 }
 
 #: Registry name -> {check name: reason}.
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     "rf": {},
+    "pacbayes_forest": {},
 }
 
 

@@ -17,6 +17,7 @@ from forestlab.errors import ConfigError
 from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
+from forestlab.learners._pacbayes import PACBayesForestClassifier
 from forestlab.learners._vote import tree_prediction_indices, tree_predictions, vote_counts, vote_scores, weighted_vote
 
 #: Algorithm name -> estimator class.
@@ -27,6 +28,7 @@ REGISTRY: dict[str, type] = {
     "gboost": GradientBoostingCurves,
     "rf_estimates": ErrorEstimatesForest,
     "rf_importance": ImportanceForest,
+    "pacbayes_forest": PACBayesForestClassifier,
 }
 
 
@@ -61,6 +63,7 @@ __all__ = [
     "ForestKernelSVC",
     "GradientBoostingCurves",
     "ImportanceForest",
+    "PACBayesForestClassifier",
     "RBFSVC",
     "forest_kernel",
     "get_learner",

@@ -1,0 +1,614 @@
+"""PAC-Bayes reweighted forests: one Breiman forest, three ways to weigh its trees (zirakiza2013 ch. 5-7).
+
+RF votes with uniform weights, SORF with the solution of a simplex-constrained least-squares QP (ch. 6), MinCq with
+the solution of Program 1 (Roy, Laviolette and Marchand 2011). All three weigh *the same trees*: the forest is a
+:class:`~forestlab.learners.BreimanForestClassifier`, grown through the runner's :class:`FitCache` when one is given,
+so RF, SORF and MinCq on one split share one fit. The QPs live in :mod:`forestlab.learners._qp`, the PAC-Bayes
+diagnostics in :mod:`forestlab.learners._bounds`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from forestlab.errors import ForestlabError
+from forestlab.learners._bounds import pac_bayes_diagnostics
+from forestlab.learners._cache import FitCache
+from forestlab.learners._forest import BreimanForestClassifier
+from forestlab.learners._qp import (
+    QPResult,
+    expand_group_weights,
+    group_voters,
+    mincq_matrices,
+    solve_mincq_path,
+    solve_sorf_path,
+    sorf_matrices,
+)
+from forestlab.learners._vote import tree_prediction_indices
+
+__all__ = [
+    "DEFAULT_C_GRID",
+    "DEFAULT_MU_GRID",
+    "PACBayesForestClassifier",
+    "class_scores",
+    "mixed_seeds",
+    "oob_vote_errors",
+    "select_grid_point",
+]
+
+WEIGHTINGS = ("uniform", "sorf", "mincq")
+REGIMES = ("full", "stumps", "mixed")
+#: zirakiza2013's grids: 20 values of c in [1, 2] and of mu in [1e-4, 0.05] (digest §3).
+DEFAULT_C_GRID = np.linspace(1.0, 2.0, 20)
+DEFAULT_MU_GRID = np.linspace(1e-4, 0.05, 20)
+#: Two class scores within TIE_RTOL * (sum of the |weights| voting) are a tie (as in ``weighted_vote``).
+TIE_RTOL = 1e-9
+#: Confidence of the PAC-Bayes bound in ``diagnostics_``.
+DELTA = 0.05
+#: Salt of the seeds of the two forests of the mixed regime.
+MIXED_SEED_SALT = 2013
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Vote helpers
+# ---------------------------------------------------------------------------------------------------------------
+def mixed_seeds(random_state: Any) -> tuple[int | None, int | None]:
+    """Seeds of the fully grown forest and of the stump forest of the mixed regime.
+
+    An int ``random_state`` s gives the first two words of ``numpy.random.SeedSequence([s, 2013])`` (31-bit), so the
+    two forests differ from each other and from the regime-full forest seeded with s. A ``RandomState`` instance
+    gives two draws of ``randint(2**31 - 1)`` from it; None leaves both forests unseeded.
+    """
+    if random_state is None:
+        return None, None
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        words = np.random.SeedSequence([int(random_state), MIXED_SEED_SALT]).generate_state(2, dtype=np.uint32)
+        return int(words[0]) & 0x7FFFFFFF, int(words[1]) & 0x7FFFFFFF
+    rng = check_random_state(random_state)
+    return int(rng.randint(np.iinfo(np.int32).max)), int(rng.randint(np.iinfo(np.int32).max))
+
+
+def class_scores(pred_idx: np.ndarray, n_classes: int, weights: np.ndarray,
+                 mask: np.ndarray | None = None) -> np.ndarray:
+    """Weighted votes per class for several weight vectors at once.
+
+    Parameters
+    ----------
+    pred_idx : ndarray of shape (n_trees, n_samples), integer
+        Class index predicted by each tree.
+    n_classes : int
+        Number of classes K.
+    weights : ndarray of shape (n_trees,) or (n_trees, G)
+        One or G weight vectors (any sign).
+    mask : ndarray of shape (n_trees, n_samples), bool, optional
+        Only votes where True count (the out-of-bag mask).
+
+    Returns
+    -------
+    ndarray of shape (K, n_samples, G)
+        ``out[p, k, g] = sum_t weights[t, g] 1{pred_idx[t, k] = p} (mask[t, k])``. Integer weights give exact sums.
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    W = W[:, None] if W.ndim == 1 else W
+    n_trees, n_samples = pred_idx.shape
+    out = np.empty((n_classes, n_samples, W.shape[1]))
+    for p in range(n_classes):
+        votes = pred_idx == p
+        if mask is not None:
+            votes &= mask
+        out[p] = votes.T.astype(np.float64) @ W
+    return out
+
+
+def _vote(scores: np.ndarray, tol: np.ndarray | float) -> np.ndarray:
+    """First class whose score is within ``tol`` of the best (ties to the lowest class index); scores (K, ...)."""
+    best = scores.max(axis=0)
+    return np.argmax(scores >= best - tol, axis=0)
+
+
+def oob_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, oob_mask: np.ndarray,
+                    weights: np.ndarray) -> np.ndarray:
+    """Out-of-bag error of the weighted vote, for one or several weight vectors.
+
+    Each training sample is voted on by its out-of-bag trees only, with their weights. A sample is counted as an
+    **error** when it has no out-of-bag tree of nonzero weight (the rule of ``BreimanForestClassifier.oob_error_``
+    for samples without out-of-bag trees, extended to zero weights); ties go to the lowest class index.
+
+    Returns
+    -------
+    ndarray of shape (G,)
+        The error of each weight vector (a fraction of the training samples).
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    W = W[:, None] if W.ndim == 1 else W
+    y_idx = np.asarray(y_idx)
+    voting = oob_mask.T.astype(np.float64) @ np.abs(W)  # (m, G): sum of |w| over each sample's OOB trees
+    tol = TIE_RTOL * voting
+    if n_classes == 2:  # one product: f = s1 - s0, and class 1 wins iff f > tol (the rule of _vote)
+        signed = np.where(oob_mask, 2 * pred_idx.astype(np.int8) - 1, 0).T.astype(np.float64)
+        pred = (signed @ W > tol).astype(np.intp)
+    else:
+        pred = _vote(class_scores(pred_idx, n_classes, W, oob_mask), tol)
+    wrong = (pred != y_idx[:, None]) | ~(voting > 0)
+    return wrong.mean(axis=0)
+
+
+def select_grid_point(errors: Sequence[float]) -> int | None:
+    """Index of the lowest error among the finite ones (failed grid points are NaN), the first on ties."""
+    errors = np.asarray(errors, dtype=np.float64)
+    finite = np.isfinite(errors)
+    if not finite.any():
+        return None
+    return int(np.flatnonzero(finite & (errors == errors[finite].min()))[0])
+
+
+def _cumulative_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, weights: np.ndarray,
+                            mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Errors of the weighted vote of the first t trees, for every t (the weighted twin of ``_forest``'s helper).
+
+    Returns ``(wrong, covered)`` of shape (n_trees,): among the ``covered[t-1]`` samples with at least one voting
+    tree of nonzero weight among trees 0..t-1 (all samples when ``mask`` is None), ``wrong[t-1]`` are misvoted.
+    Samples are processed in blocks of about 4 M (tree, sample, class) entries.
+    """
+    n_trees, n_samples = pred_idx.shape
+    w = np.asarray(weights, dtype=np.float64)
+    nonzero = w != 0
+    wrong = np.zeros(n_trees, dtype=np.int64)
+    covered = np.zeros(n_trees, dtype=np.int64)
+    block = max(1, (1 << 22) // max(1, n_trees * n_classes))
+    classes = np.arange(n_classes)
+    for start in range(0, n_samples, block):
+        sl = slice(start, start + block)
+        onehot = pred_idx[:, sl, None] == classes  # (T, b, K)
+        if mask is None:
+            tree_w = np.broadcast_to(w[:, None], onehot.shape[:2])
+        else:
+            tree_w = w[:, None] * mask[:, sl]
+        scores = np.cumsum(onehot * tree_w[:, :, None], axis=0)
+        voting = np.cumsum(np.abs(tree_w), axis=0)
+        pred = np.argmax(scores >= scores.max(axis=2, keepdims=True) - TIE_RTOL * voting[:, :, None], axis=2)
+        miss = pred != y_idx[sl]
+        if mask is None:
+            covered += miss.shape[1]
+        else:
+            has_vote = np.cumsum(mask[:, sl] & nonzero[:, None], axis=0, dtype=np.int32) > 0
+            miss &= has_vote
+            covered += has_vote.sum(axis=1)
+        wrong += miss.sum(axis=1)
+    return wrong, covered
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The estimator
+# ---------------------------------------------------------------------------------------------------------------
+class PACBayesForestClassifier(ClassifierMixin, BaseEstimator):
+    """A Breiman forest whose trees vote with uniform (RF), SORF or MinCq weights (zirakiza2013).
+
+    The trees are grown once (through ``fit_cache`` when given, so RF, SORF and MinCq on a split share them);
+    then the weights are learned on the trees' predictions on the whole training set S (in-bag points included,
+    the thesis's reading), for every value of the hyperparameter grid, and the value with the lowest out-of-bag
+    risk is kept.
+
+    Parameters
+    ----------
+    weighting : {"uniform", "sorf", "mincq"}, default="sorf"
+        - ``"uniform"``: Breiman's vote; predictions, ``oob_error_`` and ``error_curves`` equal those of a
+          :class:`BreimanForestClassifier` with the same parameters and ``random_state`` (regimes full and stumps).
+        - ``"sorf"``: Q on the simplex minimising sum_k ||phi(y_k) - c phi_Q(x_k)||^2 (digest §2.5), binary or
+          multiclass; c chosen in ``c_grid``.
+        - ``"mincq"``: MinCq's Program 1 (digest §2.4), binary only: among quasi-uniform distributions on the
+          self-complemented trees {h_i, -h_i} with training margin mu, the one of smallest second moment; mu chosen
+          in ``mu_grid``. The weights w = 2q - 1/n may be negative and the vote is sgn(sum_i w_i h_i).
+    regime : {"full", "stumps", "mixed"}, default="full"
+        - ``"full"``: one forest of ``n_estimators`` fully grown trees, seeded with ``random_state``;
+        - ``"stumps"``: the same with ``max_depth=1``;
+        - ``"mixed"``: ``n_estimators // 2`` fully grown trees and the rest stumps, two forests with their own
+          bootstraps and seeds (see :func:`mixed_seeds`: ``SeedSequence([random_state, 2013])``); the trees are
+          interleaved (full, stump, full, stump, ...) so the error curves mix both kinds from the start.
+    n_estimators : int, default=100
+        Total number of trees.
+    max_features : int, float, str or None, default="breiman_log2"
+        Features drawn at each node (see ``resolve_max_features``).
+    min_samples_leaf : int or float, default=1
+        Minimum leaf size.
+    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Split criterion.
+    c_grid : sequence of float, optional
+        SORF's c values (> 0), default ``linspace(1, 2, 20)``.
+    mu_grid : sequence of float, optional
+        MinCq's mu values (> 0), default ``linspace(1e-4, 0.05, 20)``.
+    n_jobs : int or None, default=None
+        Threads for growing the trees and for their predictions (results do not depend on it).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the forest(s).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels.
+    forests_ : list of BreimanForestClassifier
+        The fitted forest(s) (shared with other learners through the cache: read-only).
+    estimators_ : list of DecisionTreeClassifier
+        All trees, in vote order (interleaved for ``regime="mixed"``).
+    tree_depths_ : ndarray of shape (n_trees,)
+        Depth of each tree.
+    max_tree_depth_ : int
+        The largest tree depth ("profondeur max").
+    oob_mask_ : ndarray of shape (n_trees, n_samples_train), bool
+        True where a training sample is out-of-bag for a tree.
+    weights_ : ndarray of shape (n_trees,)
+        The final weights: 1/n (uniform), Q (SORF, on the simplex), or w = 2q - 1/n (MinCq, |w_i| <= 1/n, training
+        margin sum_i w_i m_i = mu).
+    selected_params_ : dict
+        The selected hyperparameter, ``{"c": ...}`` or ``{"mu": ...}``; empty for uniform.
+    selected_index_ : int or None
+        Its index in ``grid_`` (None for uniform).
+    grid_ : ndarray
+        The grid searched (empty for uniform).
+    selection_curve_ : ndarray of shape (len(grid_),)
+        Out-of-bag error of the weighted vote at each grid value, NaN where the solve failed.
+    solver_ : list of dict
+        One record per grid value: ``value``, ``status``, ``solved``, ``prim_res``, ``dual_res``, ``iterations``,
+        ``objective`` (see ``QPResult``), ``ridge``, ``oob_error`` (NaN if failed); MinCq adds ``max_margin``.
+    oob_error_ : float
+        Out-of-bag error of the final vote (the selected grid point's).
+    diagnostics_ : dict of str to float
+        PAC-Bayes quantities on the training set (see Notes), plus ``grid_failures`` (failed grid points).
+
+    Notes
+    -----
+    **Selection rule.** For each grid value the training samples are voted on by their out-of-bag trees only, with
+    the weights restricted to those trees; the value with the lowest such error wins, **the first in grid order on
+    ties** (the thesis's c = 1.0 and mu = 1e-4 are chosen that way). A sample whose out-of-bag trees all have zero
+    weight (or that has none) is **counted as an error**, as ``BreimanForestClassifier.oob_error_`` counts a sample
+    without out-of-bag trees; SORF weights below 1e-7 are set to exactly 0 first. Vote ties (scores within 1e-9 of
+    the voting weight) go to the lowest class index, i.e. sgn(0) = -1. A grid point whose solve failed (status not
+    ``solved``, residuals above tolerance, MinCq mu above the largest realisable margin) is recorded in ``solver_``
+    and skipped; if every point fails, ``fit`` raises :class:`~forestlab.errors.ForestlabError`.
+
+    **Diagnostics** (training set, final weights). Q is the vote's distribution: 1/n on the trees (uniform), SORF's
+    Q, or for MinCq the quasi-uniform distribution on the 2n self-complemented voters, Q(h_i) = (1/n + w_i)/2 and
+    Q(-h_i) = (1/n - w_i)/2, whose Gibbs vote is exactly sgn(sum_i w_i h_i). Keys:
+
+    - ``gibbs_risk``: empirical Gibbs risk R_S(G_Q) (for MinCq it is (1 - mu)/2, near 1/2 by construction);
+    - ``disagreement``: expected disagreement d_Q of two voters drawn from Q (multiclass: pairwise disagreement);
+    - ``c_bound``: empirical C-bound 1 - (1 - 2R)^2 / (1 - 2d) (1 when R >= 1/2 or 1 - 2d <= 0); with more than two
+      classes, the same Cantelli bound 1 - E[M]^2 / E[M^2] on the multiclass margin. It bounds the training error
+      of the vote;
+    - ``pac_bayes_bound``: 2 x Seeger's (Langford-Seeger) kl bound on the Gibbs risk (thesis Cor. 6, exact xi(m)),
+      prior uniform over the n trees (2n voters for MinCq), delta = 0.05, inverted by bisection, capped at 1; it
+      bounds the vote's true risk by R(B_Q) <= 2 R(G_Q). **Indicative only**: the trees are grown on S, so the
+      prior is not independent of the sample as the theorem requires. For MinCq it is vacuous (about 1) since its
+      Gibbs risk is about 1/2; MinCq's own guarantee is the C-bound. ``gibbs_risk_bound`` is the undoubled bound;
+    - ``kl_uniform``: KL(Q || uniform) (at most ln n; at most ln 2 for MinCq's quasi-uniform Q);
+    - ``effective_trees``: the inverse Simpson index (sum_i |w_i|)^2 / sum_i w_i^2 of the trees' net weights,
+      between 1 and n (n for uniform).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=200, n_features=8, random_state=0)
+    >>> clf = PACBayesForestClassifier(weighting="sorf", n_estimators=20, random_state=0).fit(X, y)
+    >>> sorted(clf.selected_params_), clf.weights_.shape, round(float(clf.weights_.sum()), 6)
+    (['c'], (20,), 1.0)
+    """
+
+    version: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        *,
+        weighting: str = "sorf",
+        regime: str = "full",
+        n_estimators: int = 100,
+        max_features: int | float | str | None = "breiman_log2",
+        min_samples_leaf: int | float = 1,
+        criterion: str = "gini",
+        c_grid: Sequence[float] | None = None,
+        mu_grid: Sequence[float] | None = None,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.weighting = weighting
+        self.regime = regime
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.min_samples_leaf = min_samples_leaf
+        self.criterion = criterion
+        self.c_grid = c_grid
+        self.mu_grid = mu_grid
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------------------------------------------------
+    def _grid(self) -> np.ndarray:
+        if self.weighting == "uniform":
+            return np.empty(0)
+        name, given, default = (("c_grid", self.c_grid, DEFAULT_C_GRID) if self.weighting == "sorf"
+                                else ("mu_grid", self.mu_grid, DEFAULT_MU_GRID))
+        grid = np.asarray(default if given is None else given, dtype=np.float64).reshape(-1)
+        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+            raise ValueError(f"{name} must be a non-empty sequence of finite values > 0, got {given!r}")
+        return grid
+
+    def _check_params(self) -> np.ndarray:
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
+        if self.regime not in REGIMES:
+            raise ValueError(f"regime must be one of {REGIMES}, got {self.regime!r}")
+        n = self.n_estimators
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < (2 if self.regime == "mixed" else 1):
+            raise ValueError(f"n_estimators must be an int >= {2 if self.regime == 'mixed' else 1} "
+                             f"(regime={self.regime!r}), got {n!r}")
+        return self._grid()
+
+    def _forest(self, n_estimators: int, max_depth: int | None, random_state: Any) -> BreimanForestClassifier:
+        """A forest with exactly the parameters an RF run uses, so a shared FitCache gives the same fit."""
+        return BreimanForestClassifier(n_estimators=n_estimators, max_features=self.max_features, max_depth=max_depth,
+                                       min_samples_leaf=self.min_samples_leaf, bootstrap=True,
+                                       criterion=self.criterion, random_state=random_state, n_jobs=self.n_jobs)
+
+    def _grow(self, X: Any, y: Any, fit_cache: FitCache | None) -> tuple[list[BreimanForestClassifier], np.ndarray]:
+        """The fitted forest(s) and the vote order of their concatenated trees."""
+        n = int(self.n_estimators)
+        if self.regime == "full":
+            specs = [(n, None, self.random_state)]
+        elif self.regime == "stumps":
+            specs = [(n, 1, self.random_state)]
+        else:
+            seed_full, seed_stumps = mixed_seeds(self.random_state)
+            specs = [(n // 2, None, seed_full), (n - n // 2, 1, seed_stumps)]
+        forests = []
+        for size, depth, seed in specs:
+            forest = self._forest(size, depth, seed)
+            forests.append(fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y))
+        sizes = [len(f.estimators_) for f in forests]
+        rank = np.concatenate([np.arange(s) for s in sizes])
+        which = np.repeat(np.arange(len(sizes)), sizes)
+        order = np.lexsort((which, rank))  # by rank within its forest, then forest: full, stump, full, stump, ...
+        return forests, order
+
+    def fit(self, X: Any, y: Any, fit_cache: FitCache | None = None) -> PACBayesForestClassifier:
+        """Grow the forest(s), learn the weights at every grid value and keep the lowest out-of-bag error.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels (two classes for MinCq).
+        fit_cache : FitCache, optional
+            Grow the forest(s) through this cache (the runner's, shared by the runs of one split and seed tag).
+
+        Returns
+        -------
+        self : PACBayesForestClassifier
+
+        Raises
+        ------
+        ValueError
+            Invalid parameters, or MinCq on labels that do not have exactly two classes.
+        ForestlabError
+            Every grid point's QP failed (the message lists the statuses).
+        """
+        grid = self._check_params()
+        _, y_checked = validate_data(self, X, y, dtype=np.float32)
+        check_classification_targets(y_checked)
+        classes, y_idx = np.unique(y_checked, return_inverse=True)
+        n_classes = len(classes)
+        if self.weighting == "mincq" and n_classes != 2:
+            raise ValueError(f"MinCq is binary only (zirakiza2013 §5.4): got {n_classes} classes; use "
+                             "weighting='sorf' or 'uniform' for multiclass problems")
+
+        forests, order = self._grow(X, y, fit_cache)
+        estimators = [tree for forest in forests for tree in forest.estimators_]
+        pred_idx = np.concatenate([np.searchsorted(classes, f.train_tree_predictions_) for f in forests])[order]
+        pred_idx = pred_idx.astype(np.min_scalar_type(max(n_classes - 1, 0)))
+        oob_mask = np.concatenate([f.oob_mask_ for f in forests])[order]
+        n_trees, n_samples = pred_idx.shape
+
+        if self.weighting == "uniform":
+            results: list[QPResult] = []
+            candidates = np.ones((n_trees, 1))  # integer vote weights: exact counts, Breiman's vote bit for bit
+        elif self.weighting == "sorf":
+            reps, inverse, counts, _ = group_voters(pred_idx)
+            S, a = sorf_matrices(pred_idx[reps], y_idx, n_classes)
+            results = solve_sorf_path(S, a, n_samples, grid, multiplicity=counts)
+        else:
+            signs = 2 * pred_idx.astype(np.int8) - 1
+            reps, inverse, counts, flips = group_voters(signs, fold_sign=True)
+            M, margins = mincq_matrices(signs[reps] * flips[reps, None], 2 * y_idx - 1)
+            results = solve_mincq_path(M, margins, grid, multiplicity=counts, n_voters=n_trees)
+
+        curve = np.full(grid.size, np.nan)
+        if self.weighting != "uniform":
+            solved = [i for i, r in enumerate(results) if r.solved]
+            if not solved:
+                raise ForestlabError(self._failure_message(results))
+            flip = flips if self.weighting == "mincq" else None
+            candidates = np.column_stack([expand_group_weights(results[i].weights, inverse, counts, flip)
+                                          for i in solved])
+            curve[solved] = oob_vote_errors(pred_idx, y_idx, n_classes, oob_mask, candidates)
+            best = select_grid_point(curve)
+            vote_weights = candidates[:, solved.index(best)]
+            oob_error = float(curve[best])
+            weights = vote_weights
+        else:
+            best = None
+            vote_weights = candidates[:, 0]
+            oob_error = float(oob_vote_errors(pred_idx, y_idx, n_classes, oob_mask, vote_weights)[0])
+            weights = np.full(n_trees, 1.0 / n_trees)
+
+        self.classes_ = classes
+        self.forests_ = forests
+        self.estimators_ = [estimators[i] for i in order]
+        self.tree_depths_ = np.concatenate([f.tree_depths_ for f in forests])[order]
+        self.max_tree_depth_ = int(self.tree_depths_.max())
+        self.oob_mask_ = oob_mask
+        self.weights_ = weights
+        self.grid_ = grid
+        self.selected_index_ = best
+        key = {"sorf": "c", "mincq": "mu"}.get(self.weighting)
+        self.selected_params_ = {} if best is None else {key: float(grid[best])}
+        self.selection_curve_ = curve
+        self.solver_ = [{**r.as_dict(), "oob_error": float(curve[i])} for i, r in enumerate(results)]
+        self.oob_error_ = oob_error
+        self._vote_weights = vote_weights
+        self._train_pred_idx = pred_idx
+        self._train_y_idx = y_idx.astype(np.intp)
+        self.diagnostics_ = self._diagnostics(pred_idx, y_idx)
+        self.diagnostics_["grid_failures"] = float(sum(not r.solved for r in results))
+        return self
+
+    def _failure_message(self, results: list[QPResult]) -> str:
+        statuses = Counter(r.status for r in results)
+        summary = ", ".join(f"{count} x '{status}'" for status, count in statuses.items())
+        msg = (f"PACBayesForestClassifier(weighting={self.weighting!r}): the QP failed at every one of the "
+               f"{len(results)} grid values ({summary})")
+        if self.weighting == "mincq" and results and "max_margin" in results[0].extra:
+            msg += f"; the largest realisable training margin is mu = {results[0].extra['max_margin']:.4g}"
+        return msg + "; no weights to use"
+
+    # ------------------------------------------------------------------------------------------------------------
+    def _mass(self, scores: np.ndarray) -> np.ndarray:
+        """The vote's class mass (rows sum to 1) from class scores of shape (n_samples, K)."""
+        w = self._vote_weights
+        if self.weighting == "mincq":  # self-complemented Q: mass(+1) = (1 + f) / 2, f = sum_i w_i h_i
+            f = scores[:, 1] - scores[:, 0]
+            return np.column_stack([(1.0 - f) / 2.0, (1.0 + f) / 2.0])
+        return scores / w.sum()
+
+    def _diagnostics(self, pred_idx: np.ndarray, y_idx: np.ndarray) -> dict[str, float]:
+        scores = class_scores(pred_idx, len(self.classes_), self._vote_weights)[:, :, 0].T
+        mass = self._mass(scores)
+        if self.weighting == "mincq":
+            n = len(self.weights_)
+            distribution = np.concatenate([(1.0 / n + self.weights_) / 2.0, (1.0 / n - self.weights_) / 2.0])
+        else:
+            distribution = self._vote_weights
+        return pac_bayes_diagnostics(mass, y_idx, np.clip(distribution, 0.0, None), self._vote_weights, delta=DELTA)
+
+    def _n_jobs(self) -> int:
+        return 1 if self.n_jobs is None else int(self.n_jobs)
+
+    def _tree_indices(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float32, order="C")
+        return tree_prediction_indices(self.estimators_, X, np.arange(len(self.classes_)), n_jobs=self._n_jobs())
+
+    def _snapped_scores(self, X: Any) -> np.ndarray:
+        """Class scores (n_samples, K) with scores within the tie tolerance of the best set equal to it."""
+        pred_idx = self._tree_indices(X)  # checks that the estimator is fitted
+        w = self._vote_weights
+        scores = class_scores(pred_idx, len(self.classes_), w)[:, :, 0].T
+        best = scores.max(axis=1, keepdims=True)
+        return np.where(scores >= best - TIE_RTOL * np.abs(w).sum(), best, scores)
+
+    def tree_predictions(self, X: Any) -> np.ndarray:
+        """Labels predicted by each tree, shape (n_trees, n_samples), in vote order."""
+        pred_idx = self._tree_indices(X)  # checks that the estimator is fitted
+        return self.classes_.take(pred_idx)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The weighted majority vote; ties go to the lowest class index (sgn(0) = -1 with labels {-1, +1}).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self._snapped_scores(X)  # checks that the estimator is fitted
+        return self.classes_.take(np.argmax(scores, axis=1))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """The vote's class mass under Q (rows sum to 1; for MinCq, Q on the self-complemented trees).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Hard-vote shares, not calibrated probabilities; the argmax is ``predict``'s class.
+        """
+        return self._mass(self._snapped_scores(X))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The weighted vote margin (binary) or the class mass (multiclass).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Binary: sum_i w_i h_i(x) with h_i = +1 for ``classes_[1]`` (uniform: (votes for ``classes_[1]`` -
+            votes for ``classes_[0]``) / n, as ``BreimanForestClassifier``); positive means ``classes_[1]``, 0 is a
+            tie, predicted ``classes_[0]``. Otherwise ``predict_proba``.
+        """
+        scores = self._snapped_scores(X)
+        if len(self.classes_) != 2:
+            return self._mass(scores)
+        if self.weighting == "mincq":
+            return scores[:, 1] - scores[:, 0]
+        mass = self._mass(scores)
+        return mass[:, 1] - mass[:, 0]
+
+    def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
+        """Train, out-of-bag and test error of the weighted vote of the first t trees, t = 1..n_trees.
+
+        The vote of the first t trees uses their weights (renormalising them would not change it). Same keys and
+        conventions as ``BreimanForestClassifier.error_curves``: ``oob_error`` is over the samples with at least
+        one out-of-bag tree of nonzero weight among the first t (``oob_coverage`` is their share), so
+        ``oob_error_ == oob_coverage[-1] * oob_error[-1] + 1 - oob_coverage[-1]``. For uniform weights the curves
+        equal the forest's exactly.
+
+        Parameters
+        ----------
+        X_test, y_test : array-like, optional
+            Test data; both or neither. Test labels absent from ``classes_`` count as errors.
+
+        Returns
+        -------
+        dict of str to ndarray of shape (n_trees,)
+            ``n_trees``, ``train_error``, ``oob_error``, ``oob_coverage`` and, with test data, ``test_error``.
+        """
+        check_is_fitted(self)
+        n_classes = len(self.classes_)
+        pred_idx = self._train_pred_idx
+        n_trees = pred_idx.shape[0]
+        w = self._vote_weights
+        out: dict[str, np.ndarray] = {"n_trees": np.arange(1, n_trees + 1)}
+        wrong, covered = _cumulative_vote_errors(pred_idx, self._train_y_idx, n_classes, w)
+        out["train_error"] = wrong / covered
+        wrong, covered = _cumulative_vote_errors(pred_idx, self._train_y_idx, n_classes, w, mask=self.oob_mask_)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["oob_error"] = np.where(covered > 0, wrong / np.maximum(covered, 1), np.nan)
+        out["oob_coverage"] = covered / pred_idx.shape[1]
+        if (X_test is None) != (y_test is None):
+            raise ValueError("error_curves needs both X_test and y_test, or neither")
+        if X_test is not None:
+            y_test = np.asarray(y_test)
+            test_idx = self._tree_indices(X_test)
+            if test_idx.shape[1] != y_test.shape[0]:
+                raise ValueError(f"X_test has {test_idx.shape[1]} samples but y_test has {y_test.shape[0]}")
+            pos = np.searchsorted(self.classes_, y_test)
+            known = (pos < n_classes) & (self.classes_[np.minimum(pos, n_classes - 1)] == y_test)
+            y_test_idx = np.where(known, pos, -1)
+            wrong, covered = _cumulative_vote_errors(test_idx, y_test_idx, n_classes, w)
+            out["test_error"] = wrong / np.maximum(covered, 1)
+        return out
