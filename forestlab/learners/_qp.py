@@ -17,8 +17,8 @@ Conventions
   usual source of semi-definiteness exactly (e.g. 100 stumps on Adult have only a handful of distinct prediction
   patterns; all-perfect trees collapse to one group) and shrinks the programs.
 - Scaling: both matrices are divided by the number of samples m, so they have a unit diagonal; a ridge
-  ``RIDGE * diag(1 / multiplicity)`` is added only when the scaled matrix is numerically singular
-  (smallest eigenvalue <= ``RIDGE``).
+  ``RIDGE * diag(1 / multiplicity)`` is added only when the scaled matrix is numerically singular (a Cholesky pivot
+  <= ``RIDGE``, e.g. fewer distinct patterns than voters, or m < n), which makes the optimum unique.
 
 SORF (least-squares form)
 -------------------------
@@ -123,6 +123,8 @@ class QPResult:
         moment of the margin w^T M w, the quantity MinCq minimises. NaN when not accepted.
     ridge : float
         The ridge added to the scaled matrix (0.0 when it was positive definite).
+    extra : dict of str to float
+        Program-specific facts (MinCq: ``max_margin``, the largest realisable mu).
     """
 
     value: float
