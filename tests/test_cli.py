@@ -14,7 +14,7 @@ from forestlab.cli import app
 from tests.conftest import REPO, run_cli
 
 runner = CliRunner()
-SMALL = ["seeds=2", "algorithm.params.n_estimators=10"]
+SMALL = ["seeds=2", "limits.max_estimators=10"]  # quickstart: 2 datasets x 3 learners x 2 seeds = 12 runs
 
 
 def test_quickstart_run_tables_figures_compare_status(workdir):
@@ -25,7 +25,7 @@ def test_quickstart_run_tables_figures_compare_status(workdir):
     res = runner.invoke(app, ["tables", "quickstart", *SMALL])
     assert res.exit_code == 0, res.output
     md = (results / "tables" / "quickstart" / "test_risk.md").read_text()
-    assert "wdbc_sklearn" in md and "±" in md and "2/2" in md
+    assert "wdbc_sklearn" in md and "±" in md and "6/6" in md  # 3 learners x 2 seeds
     for ext in ("csv", "tex"):
         assert (results / "tables" / "quickstart" / f"test_risk.{ext}").stat().st_size > 0
     res = runner.invoke(app, ["figures", "quickstart", *SMALL])
@@ -37,11 +37,12 @@ def test_quickstart_run_tables_figures_compare_status(workdir):
     res = runner.invoke(app, ["status", "quickstart", *SMALL])
     assert res.exit_code == 0 and "quickstart" in res.output
     row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
-    assert row[1:] == ["4", "4", "0", "0", "0"]
-    # a changed value makes the old runs stale and the new ones pending
-    res = runner.invoke(app, ["status", "quickstart", "seeds=2", "algorithm.params.n_estimators=11"])
+    assert row[1:] == ["12", "12", "0", "0", "0"]
+    # a changed value of one learner makes its old runs stale and its new ones pending, the others stay done
+    res = runner.invoke(app, ["status", "quickstart", "seeds=2", "limits.max_estimators=10",
+                              "algorithm.params.criterion=entropy"])
     row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
-    assert row[1:] == ["4", "0", "0", "4", "4"]
+    assert row[1:] == ["12", "8", "0", "4", "4"]
 
 
 def test_list_and_config_commands():
@@ -103,8 +104,8 @@ def _count_done(db):
 
 
 def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
-    args = [sys.executable, "-m", "forestlab", "run", "experiment=quickstart", "seeds=12",
-            "algorithm.params.n_estimators=60", "launcher.n_jobs=2", "--quiet"]
+    args = [sys.executable, "-m", "forestlab", "run", "experiment=quickstart", "seeds=8",
+            "limits.max_estimators=40", "launcher.n_jobs=2", "--quiet"]  # 48 runs in 16 jobs of 3
     proc = subprocess.Popen(args, cwd=REPO, env=os.environ.copy(), start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = workdir / "results" / "runs.sqlite"
@@ -116,13 +117,13 @@ def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
     con = sqlite3.connect(db)
     before = dict(con.execute("SELECT key, finished_at FROM runs WHERE status='done'").fetchall())
     con.close()
-    assert 4 <= len(before) < 24, "the run was killed too late to test anything"
+    assert 4 <= len(before) < 48, "the run was killed too late to test anything"
     rerun = run_cli(*args[3:])
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(before)} already done" in rerun.stderr
     con = sqlite3.connect(db)
     after = dict(con.execute("SELECT key, finished_at FROM runs WHERE status='done'").fetchall())
-    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 24
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 48
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert all(after[k] == t for k, t in before.items())  # finished runs kept and not recomputed
 

@@ -41,15 +41,19 @@ def test_defaults_are_quickstart_offline():
 def test_overrides_apply_to_the_named_algorithm():
     cfg = compose(["experiment=uci_binary", "algorithm.params.n_estimators=7", "seeds=2"])
     specs = plan(cfg)
-    assert {s.identity["learner"]["params"]["n_estimators"] for s in specs} == {7}
+    trees = {s.algorithm: s.identity["learner"]["params"]["n_estimators"] for s in specs}
+    assert trees == {"rf": 7, "sorf": 100, "mincq": 100}  # `algorithm.` is the selected algorithm (rf)
     assert len({s.repetition for s in specs}) == 2
+    # every algorithm of the experiment that has the parameter
+    specs = plan(compose(["experiment=uci_binary", "+experiment.params.n_estimators=7", "seeds=2"]))
+    assert {s.identity["learner"]["params"]["n_estimators"] for s in specs} == {7}
 
 
 def test_keys_ignore_experiment_name_and_change_with_params():
     a = {s.key for s in plan(compose(["experiment=zirakiza2013_fig4_1"]))}
     b = {s.key for s in plan(compose(["experiment=zirakiza2013_fig4_2"]))}
     assert a == b  # the two figures share their runs
-    c = {s.key for s in plan(compose(["experiment=zirakiza2013_fig4_1", "algorithm.params.max_depth=3"]))}
+    c = {s.key for s in plan(compose(["experiment=zirakiza2013_fig4_1", "algorithm.params.regime=stumps"]))}
     assert not a & c
 
 

@@ -84,11 +84,14 @@ def compare_experiment(cfg: DictConfig) -> str:
         table = comparison_table(res, spec)
         out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "
                    f"(mean ± std over seeds; diff = reproduced - published)")
+        digits = {(str(c["algorithm"]), str(c["metric"])): int(c.get("digits", 3)) for c in spec["cells"]
+                  if "metric" in c}
+        dig = [digits.get((a, m), 3) for a, m in zip(table["algorithm"], table["metric"], strict=True)]
         display = pd.DataFrame({
             "dataset": table["dataset"], "algorithm": table["algorithm"], "metric": table["metric"],
-            "published": [_fmt(v) for v in table["published"]],
-            "reproduced": [f"{_fmt(m)} ± {_fmt(s)}" if n > 1 else _fmt(m)
-                           for m, s, n in zip(table["reproduced"], table["std"], table["n"], strict=True)],
+            "published": [_fmt(v, d) for v, d in zip(table["published"], dig, strict=True)],
+            "reproduced": [f"{_fmt(m, d)} ± {_fmt(s, d)}" if n > 1 else _fmt(m, d)
+                           for m, s, n, d in zip(table["reproduced"], table["std"], table["n"], dig, strict=True)],
             "n": table["n"], "diff": [("—" if math.isnan(d) else f"{d:+.3f}") for d in table["diff"]],
             "within 2 std": ["yes" if w else "no" for w in table["within_2std"]],
         })

@@ -59,7 +59,8 @@ def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) 
     for cell in spec["cells"]:
         label = cell_label(cell)
         header = str(cell.get("label", label))
-        digits = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
+        default = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
+        digits = int(cell.get("digits", default))  # a cell may ask for its own precision (MinCq's mu: 4)
         out[header] = [fmt(m, s, int(n), digits) for m, s, n in
                        zip(table[f"{label} mean"], table[f"{label} std"], table[f"{label} n"], strict=True)]
         p_col = f"{label} vs {cell.get('vs')} p"
