@@ -74,13 +74,17 @@ def summary_lines(table: pd.DataFrame) -> list[str]:
 def compare_experiment(cfg: DictConfig) -> str:
     """Print-ready comparison of an experiment with its study; also written to results/tables/<exp>/."""
     res = load_results(cfg)
-    specs = [s for s in tables_spec(cfg) if s.get("published")]
+    specs = [s for s in tables_spec(cfg) if s.get("published") or s.get("pairs")]
     claims = list(to_container(cfg.experiment.get("claims") or []))
     if not specs and not claims:
         return ""
     out: list[str] = [f"== {res.name} ({res.study or 'no study'}) =="]
     out_dir = res.results_dir / "tables" / res.name
     for spec in specs:
+        if not spec.get("published"):
+            out_dir.mkdir(parents=True, exist_ok=True)
+            out.extend(_pairs_section(res, spec, out_dir))
+            continue
         table = comparison_table(res, spec)
         out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "
                    f"(mean ± std over seeds; diff = reproduced - published)")
