@@ -61,13 +61,11 @@ def paired_values(res: ExperimentResults, a: str, b: str, metric: str, dataset: 
 
 
 def paired_t_pvalue(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided paired t-test p-value; 1.0 when the differences are all equal to zero, NaN under two pairs."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    if d.size < 2:
-        return float("nan")
-    if np.allclose(d, d[0]):
-        return 1.0 if d[0] == 0 else 0.0
-    return float(stats.ttest_rel(a, b).pvalue)
+    """Two-sided paired t-test p-value (:func:`forestlab.report.stats.paired_t_test`); 1.0 when every difference
+    is zero, 0.0 when every difference is the same non-zero shift, NaN under two pairs."""
+    from forestlab.report.stats import paired_t_test  # stats builds on paired_values above
+
+    return float(paired_t_test(a, b).p)
 
 
 def wilcoxon_pvalue(diffs: np.ndarray) -> float:
