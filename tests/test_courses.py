@@ -1,5 +1,8 @@
 """Course learners (gradient boosting curves, error estimates, importances), the report helpers they feed (paired
-t-test, figure kinds, stars) and the three course experiments end to end."""
+t-test, figure kinds, stars) and the three course experiments end to end.
+
+scikit-learn's common estimator checks for these learners run in tests/test_learners_common.py (every registered
+learner)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import pytest
 from scipy import stats
 from sklearn.datasets import make_classification
 from sklearn.ensemble import GradientBoostingClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from typer.testing import CliRunner
 
 from forestlab.learners import (
@@ -131,13 +133,6 @@ def test_registry_names():
     assert get_learner("gboost") is GradientBoostingCurves
     assert get_learner("rf_estimates") is ErrorEstimatesForest
     assert get_learner("rf_importance") is ImportanceForest
-
-
-@parametrize_with_checks([GradientBoostingCurves(n_estimators=5, random_state=0),
-                          ErrorEstimatesForest(n_estimators=5, cv_folds=2, n_bootstrap=2, random_state=0),
-                          ImportanceForest(n_estimators=5, n_noise_features=2, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # ---------------------------------------------------------------------------------------------------------------

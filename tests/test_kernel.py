@@ -1,5 +1,8 @@
 """The forest kernel (pisetta2010 §3.2), the forest-kernel SVM and the RBF SVM extension, and the pisetta2010_table1
-experiment end to end."""
+experiment end to end.
+
+scikit-learn's common estimator checks for these learners run in tests/test_learners_common.py (every registered
+learner)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris, make_classification
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from forestlab.learners import RBFSVC, BreimanForestClassifier, ForestKernelSVC, forest_kernel, get_learner
 from forestlab.learners._cache import FitCache
@@ -222,12 +224,6 @@ def test_bad_parameters_raise(data):
 def test_registry_names():
     assert get_learner("forest_svm") is ForestKernelSVC
     assert get_learner("rbf_svm") is RBFSVC
-
-
-@parametrize_with_checks([ForestKernelSVC(n_estimators=5, random_state=0),
-                          RBFSVC(C_grid=(1, 100), gamma_grid=(1.0,), random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -143,7 +143,7 @@ def curves_by_algorithm(res: ExperimentResults, spec: dict[str, Any]):
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_visible(False)
     fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 
 
@@ -209,8 +209,8 @@ def importance(res: ExperimentResults, spec: dict[str, Any]):
             ax.axvline(0, color="k", lw=0.6)
             ax.set_title(f"{dataset}: {label} ({vals.shape[0]} runs)", fontsize=9)
             ax.grid(axis="x", alpha=0.3)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout()
+    fig.suptitle(textwrap.fill(str(spec.get("title", spec["name"])), 20 * len(measures) + 20), fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
     return fig
 
 
@@ -247,7 +247,7 @@ def metric_boxes(res: ExperimentResults, spec: dict[str, Any]):
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_visible(False)
     fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 
 
