@@ -23,6 +23,9 @@ __all__ = ["TTest", "compare_algorithms", "one_sample_t_test", "paired_t_test", 
            "significance_mark"]
 
 
+_EQUAL = 1e-12  # differences within this of each other (or of 0) count as equal (float rounding of a - b)
+
+
 @dataclass(frozen=True)
 class TTest:
     """Result of a two-sided t-test: mean difference (a - b, or values - mu), statistic, p-value, sample size."""
@@ -46,9 +49,11 @@ def _t_from_diffs(d: np.ndarray) -> TTest:
     if n < 2:
         return TTest(mean, float("nan"), float("nan"), n)
     sd = float(d.std(ddof=1))
-    if sd == 0.0 or not math.isfinite(sd):
-        # every difference equal: no evidence of a difference if they are 0, certainty of one otherwise
-        return TTest(mean, 0.0 if mean == 0 else math.copysign(math.inf, mean), 1.0 if mean == 0 else 0.0, n)
+    if not math.isfinite(sd) or sd <= _EQUAL * max(1.0, abs(mean)):
+        # every difference equal (up to rounding): no evidence of a difference if they are 0, certainty otherwise
+        if abs(mean) <= _EQUAL:
+            return TTest(mean, 0.0, 1.0, n)
+        return TTest(mean, math.copysign(math.inf, mean), 0.0, n)
     t = mean / (sd / math.sqrt(n))
     p = float(2 * _st.t.sf(abs(t), df=n - 1))
     return TTest(mean, float(t), p, n)
