@@ -358,5 +358,5 @@ def test_registry_and_get_learner():
     assert REGISTRY["rf"] is BreimanForestClassifier
     assert get_learner("rf") is BreimanForestClassifier
     assert isinstance(BreimanForestClassifier.version, int)
-    with pytest.raises(ConfigError, match="unknown learner 'nope'.*valid learners: rf"):
+    with pytest.raises(ConfigError, match=r"unknown learner 'nope'.*valid learners:.*\brf\b"):
         get_learner("nope")

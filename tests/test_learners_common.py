@@ -16,6 +16,11 @@ from forestlab.learners import REGISTRY
 INIT_PARAMS: dict[str, dict[str, Any]] = {
     "rf": {"n_estimators": 5, "random_state": 0},
     "pacbayes_forest": {"n_estimators": 5, "random_state": 0},  # SORF (the default weighting), fully grown trees
+    "forest_svm": {"n_estimators": 5, "random_state": 0},
+    "rbf_svm": {"C_grid": (1, 100), "gamma_grid": (1.0,), "random_state": 0},
+    "gboost": {"n_estimators": 5, "random_state": 0},
+    "rf_estimates": {"n_estimators": 5, "cv_folds": 2, "n_bootstrap": 2, "random_state": 0},
+    "rf_importance": {"n_estimators": 5, "n_noise_features": 2, "random_state": 0},
 }
 
 #: Registry name -> {check name: reason}.

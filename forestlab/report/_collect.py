@@ -103,7 +103,10 @@ def load_results(cfg: DictConfig) -> ExperimentResults:
                              "repetition": s.repetition, "fold": s.fold} for s in specs],
                            columns=["key", "dataset", "algorithm", "repetition", "fold"])
     store = Store(resolve_path(cfg.paths.results_dir), readonly=True)
-    records = store.records(planned["key"].tolist())
+    try:
+        records = store.records(planned["key"].tolist())
+    finally:
+        store.close()  # what reports need afterwards (the arrays) are files; a long-lived reader would see stale pages
     records = records[records["status"] == "done"]
     # selected hyperparameters (SORF's c, MinCq's mu) read like metrics; a metric of the same name wins
     selected = [{k: float(v) for k, v in (sel or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
