@@ -17,7 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._vote import tree_prediction_indices, vote_counts
+from forestlab.learners._vote import tree_prediction_indices, vote_counts, vote_error_curves
 
 __all__ = ["BreimanForestClassifier", "resolve_max_features", "MAX_FEATURES_RULES"]
 
@@ -398,26 +398,7 @@ class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         n_classes = len(self.classes_)
-        n_trees = len(self.estimators_)
-        out: dict[str, np.ndarray] = {"n_trees": np.arange(1, n_trees + 1)}
-        pred_idx = self._train_pred_idx
-        wrong, covered = _cumulative_vote_errors(pred_idx, self._train_y_idx, n_classes)
-        out["train_error"] = wrong / covered
-        if self.bootstrap:
-            wrong, covered = _cumulative_vote_errors(pred_idx, self._train_y_idx, n_classes, mask=self.oob_mask_)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out["oob_error"] = np.where(covered > 0, wrong / np.maximum(covered, 1), np.nan)
-            out["oob_coverage"] = covered / pred_idx.shape[1]
-        if (X_test is None) != (y_test is None):
-            raise ValueError("error_curves needs both X_test and y_test, or neither")
-        if X_test is not None:
-            y_test = np.asarray(y_test)
-            test_idx = self._tree_indices(X_test)
-            if test_idx.shape[1] != y_test.shape[0]:
-                raise ValueError(f"X_test has {test_idx.shape[1]} samples but y_test has {y_test.shape[0]}")
-            pos = np.searchsorted(self.classes_, y_test)
-            known = (pos < n_classes) & (self.classes_[np.minimum(pos, n_classes - 1)] == y_test)
-            y_test_idx = np.where(known, pos, -1)  # unknown labels never match a vote
-            wrong, covered = _cumulative_vote_errors(test_idx, y_test_idx, n_classes)
-            out["test_error"] = wrong / np.maximum(covered, 1)
-        return out
+        return vote_error_curves(
+            lambda pred_idx, y_idx, mask=None: _cumulative_vote_errors(pred_idx, y_idx, n_classes, mask=mask),
+            self._train_pred_idx, self._train_y_idx, self.classes_, self.oob_mask_ if self.bootstrap else None,
+            self._tree_indices, X_test, y_test)

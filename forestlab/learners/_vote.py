@@ -12,7 +12,7 @@ decision is the (weighted) majority of those predictions. Two conventions hold e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -201,3 +201,57 @@ def weighted_vote(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray, *
     tol = rtol * (total if np.ndim(total) else np.full(scores.shape[0], total))
     top = scores >= scores.max(axis=1, keepdims=True) - tol[:, None]
     return classes.take(np.argmax(top, axis=1))
+
+
+def vote_error_curves(
+    cumulative_errors: Callable[..., tuple[np.ndarray, np.ndarray]],
+    train_pred_idx: np.ndarray,
+    train_y_idx: np.ndarray,
+    classes: np.ndarray,
+    oob_mask: np.ndarray | None,
+    test_pred_idx: Callable[[Any], np.ndarray],
+    X_test: Any = None,
+    y_test: Any = None,
+) -> dict[str, np.ndarray]:
+    """Train, out-of-bag and test error of the vote of the first k trees, k = 1..n_trees (see
+    ``BreimanForestClassifier.error_curves`` for the conventions), shared by every learner that votes with trees.
+
+    Parameters
+    ----------
+    cumulative_errors : callable
+        ``cumulative_errors(pred_idx, y_idx, mask=None) -> (wrong, covered)``, each of shape (n_trees,): the
+        errors of the vote of the first k trees and the number of samples it covers (the learner's weighting).
+    train_pred_idx, train_y_idx : ndarray
+        Class indices predicted by each tree on the training set, shape (n_trees, n_train), and the true ones.
+    classes : ndarray
+        Sorted class labels.
+    oob_mask : ndarray of bool of shape (n_trees, n_train), or None
+        True where a sample is out of a tree's bootstrap; None for no ``oob_error`` curve.
+    test_pred_idx : callable
+        ``test_pred_idx(X) -> (n_trees, n_test)`` class indices predicted by each tree.
+    X_test, y_test : optional
+        Test data; both or neither. Test labels absent from ``classes`` count as errors.
+    """
+    n_trees = train_pred_idx.shape[0]
+    out: dict[str, np.ndarray] = {"n_trees": np.arange(1, n_trees + 1)}
+    wrong, covered = cumulative_errors(train_pred_idx, train_y_idx)
+    out["train_error"] = wrong / covered
+    if oob_mask is not None:
+        wrong, covered = cumulative_errors(train_pred_idx, train_y_idx, mask=oob_mask)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["oob_error"] = np.where(covered > 0, wrong / np.maximum(covered, 1), np.nan)
+        out["oob_coverage"] = covered / train_pred_idx.shape[1]
+    if (X_test is None) != (y_test is None):
+        raise ValueError("error_curves needs both X_test and y_test, or neither")
+    if X_test is not None:
+        y_test = np.asarray(y_test)
+        test_idx = test_pred_idx(X_test)
+        if test_idx.shape[1] != y_test.shape[0]:
+            raise ValueError(f"X_test has {test_idx.shape[1]} samples but y_test has {y_test.shape[0]}")
+        n_classes = len(classes)
+        pos = np.searchsorted(classes, y_test)
+        known = (pos < n_classes) & (classes[np.minimum(pos, n_classes - 1)] == y_test)
+        y_test_idx = np.where(known, pos, -1)  # unknown labels never match a vote
+        wrong, covered = cumulative_errors(test_idx, y_test_idx)
+        out["test_error"] = wrong / np.maximum(covered, 1)
+    return out
