@@ -7,6 +7,10 @@ that points to them, and always loaded with pickling refused.
 
 Only the process that runs ``forestlab run`` writes; several such processes on one store are serialised by SQLite's
 locking (and, for whole runs, by :class:`RunLock`).
+
+A store that SQLite finds damaged (a truncated or overwritten file) is refused before anything is written to it, with
+a message saying so; a write that fails (disk full, read-only folder) is reported as such, and everything committed
+before it stays.
 """
 
 from __future__ import annotations
@@ -110,21 +114,30 @@ class Store:
 
     # -- opening ---------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        if self.path.exists():
+        existed = self.path.exists()
+        if existed:
             _check_header(self.path)
+        conn: sqlite3.Connection | None = None
         try:
             uri = f"file:{self.path}?mode=ro" if self.readonly else f"file:{self.path}"
             conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
             conn.execute("PRAGMA busy_timeout = 60000")
             if not self.readonly:
+                if existed:  # refuse a damaged file before the first write touches it
+                    _quick_check(conn, self.path)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.executescript(_SCHEMA)
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a usable forestlab store ({exc}); it was left untouched: "
-                             "move it aside (or restore a backup) and rerun") from None
+            if conn is not None:
+                conn.close()
+            raise _sqlite_error(exc, self.path, opening=True) from None
+        except StoreError:
+            if conn is not None:
+                conn.close()
+            raise
         if row is None or int(row[0]) != SCHEMA_VERSION:
             raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
                              f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
@@ -132,8 +145,11 @@ class Store:
 
     def close(self) -> None:
         if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            conn, self._conn = self._conn, None
+            # Closing checkpoints the WAL into the database file; when that write fails (disk full) the WAL stays
+            # and the next open replays it: nothing committed is lost, so a failure here is not an error.
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -151,12 +167,7 @@ class Store:
         """Raise StoreError if SQLite finds the database damaged (``PRAGMA quick_check``)."""
         if self._conn is None:
             return
-        try:
-            result = self.conn.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            result = str(exc)
-        if result != "ok":
-            raise StoreError(f"{self.path} is damaged ({result}); it was left untouched: move it aside and rerun")
+        _quick_check(self.conn, self.path)
 
     # -- writing ---------------------------------------------------------------------------------------------
     def save_arrays(self, key: str, arrays: Mapping[str, np.ndarray]) -> list[str]:
@@ -164,15 +175,20 @@ class Store:
         if not arrays:
             return []
         target = self.arrays_dir / f"{key}.npz"
-        fd, tmp = tempfile.mkstemp(dir=self.arrays_dir, prefix=f".{key}.", suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.arrays_dir, prefix=f".{key}.", suffix=".tmp")
+        except OSError as exc:
+            raise StoreError(_os_message(exc, self.arrays_dir)) from None
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez_compressed(fh, **{k: np.asarray(v) for k, v in arrays.items()})
             os.replace(tmp, target)
-        except OSError as exc:
+        except BaseException as exc:  # an interrupt too: never leave a half-written temporary file behind
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            raise StoreError(_os_message(exc, self.arrays_dir)) from None
+            if isinstance(exc, OSError):
+                raise StoreError(_os_message(exc, self.arrays_dir)) from None
+            raise
         return sorted(arrays)
 
     def put(self, record: Mapping[str, Any], *, overwrite_done: bool = False) -> None:
@@ -201,12 +217,15 @@ class Store:
                 conn.execute(sql, values)
                 if row.get("experiment"):
                     conn.execute("INSERT OR IGNORE INTO membership VALUES (?, ?)", (row["experiment"], row["key"]))
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"cannot write to {self.path}: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path) from None
 
     def add_membership(self, experiment: str, keys: Iterable[str]) -> None:
-        with self._transaction() as conn:
-            conn.executemany("INSERT OR IGNORE INTO membership VALUES (?, ?)", [(experiment, k) for k in keys])
+        try:
+            with self._transaction() as conn:
+                conn.executemany("INSERT OR IGNORE INTO membership VALUES (?, ?)", [(experiment, k) for k in keys])
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path) from None
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -215,10 +234,18 @@ class Store:
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may already have rolled back (e.g. after a failed write)
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
             raise
         else:
             conn.execute("COMMIT")
+
+    def _select(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, tuple(params)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path) from None
 
     # -- reading ---------------------------------------------------------------------------------------------
     def statuses(self, keys: Iterable[str] | None = None) -> dict[str, str]:
@@ -226,14 +253,29 @@ class Store:
         if self._conn is None:
             return {}
         if keys is None:
-            return dict(self.conn.execute("SELECT key, status FROM runs").fetchall())
+            return dict(self._select("SELECT key, status FROM runs"))
         keys = list(keys)
         out: dict[str, str] = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
             q = f"SELECT key, status FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
-            out.update(self.conn.execute(q, chunk).fetchall())
+            out.update(self._select(q, chunk))
         return out
+
+    def members(self, experiment: str) -> set[str]:
+        """Keys of the stored runs that ``experiment`` has planned at some time (current plan or older ones)."""
+        if self._conn is None:
+            return set()
+        rows = self._select("SELECT m.key FROM membership m JOIN runs r ON r.key = m.key WHERE m.experiment = ?",
+                            (experiment,))
+        return {k for (k,) in rows}
+
+    def experiments(self) -> list[str]:
+        """Names of the experiments that have stored runs."""
+        if self._conn is None:
+            return []
+        rows = self._select("SELECT DISTINCT m.experiment FROM membership m JOIN runs r ON r.key = m.key")
+        return sorted(e for (e,) in rows)
 
     def records(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
         """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found)."""
@@ -244,13 +286,13 @@ class Store:
             return pd.DataFrame(columns=cols)
         rows: list[tuple] = []
         if keys is None:
-            rows = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs").fetchall()
+            rows = self._select(f"SELECT {', '.join(cols)} FROM runs")
         else:
             keys = list(keys)
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
                 q = f"SELECT {', '.join(cols)} FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
-                rows.extend(self.conn.execute(q, chunk).fetchall())
+                rows.extend(self._select(q, chunk))
         df = pd.DataFrame(rows, columns=cols)
         for col in _JSON_COLUMNS:
             df[col] = [json.loads(v) if v else ({} if col != "arrays" else []) for v in df[col]]
@@ -270,7 +312,7 @@ class Store:
     def count(self) -> int:
         if self._conn is None:
             return 0
-        return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+        return int(self._select("SELECT COUNT(*) FROM runs")[0][0])
 
 
 def _check_header(path: Path) -> None:
@@ -285,9 +327,51 @@ def _check_header(path: Path) -> None:
                          "move it aside (or restore a backup) and rerun")
 
 
+def _quick_check(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise StoreError if SQLite finds the database damaged (``PRAGMA quick_check``, a read-only scan)."""
+    try:
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        if _primary_code(exc) not in _DAMAGED:
+            raise
+        result = str(exc)
+    if result != "ok":
+        raise StoreError(f"{path} is damaged ({result.splitlines()[0]}); it was left untouched: move it aside "
+                         "(or restore a backup) and rerun")
+
+
+# SQLite primary result codes (https://www.sqlite.org/rescode.html)
+_SQLITE_PERM, _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 3, 5, 6, 8
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 10, 11, 13, 14, 26
+_DAMAGED = (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _sqlite_error(exc: sqlite3.Error, path: Path, *, opening: bool = False) -> StoreError:
+    """One message per kind of SQLite failure, saying what the user can do about it."""
+    code = _primary_code(exc)
+    if code in _DAMAGED:
+        return StoreError(f"{path} is damaged ({exc}); it was left untouched: move it aside (or restore a backup) "
+                          "and rerun")
+    if code in (_SQLITE_FULL, _SQLITE_IOERR):
+        return StoreError(f"cannot write to {path} ({exc}): the disk is full or a file size limit was reached; "
+                          "finished runs are kept: free some space and rerun")
+    if code in (_SQLITE_READONLY, _SQLITE_PERM, _SQLITE_CANTOPEN):
+        return StoreError(f"cannot {'open' if opening else 'write to'} {path} ({exc}); fix the permissions of "
+                          f"{path.parent} or set paths.results_dir")
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return StoreError(f"{path} stayed locked by another process for 60 s ({exc}); try again later")
+    return StoreError(f"cannot use {path} ({exc})")
+
+
 def _os_message(exc: OSError, where: Path) -> str:
-    if exc.errno == errno.ENOSPC:
-        return f"no space left on the device holding {where}; free some space and rerun (finished runs are kept)"
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return (f"cannot write to {where} ({exc.strerror}): the disk is full or a file size limit was reached; "
+                "finished runs are kept: free some space and rerun")
     if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
         return f"cannot write to {where} ({exc.strerror}); fix its permissions or set paths.results_dir"
     return f"cannot write to {where}: {exc.strerror or exc}"
