@@ -311,9 +311,14 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     on_event : callable
         ``on_event(kind, value)`` for progress: ("start", Summary), ("done" | "failed", (spec, record)),
         ("skip", (dataset, message)), ("end", Summary).
-    """
-    from joblib import Parallel, delayed, parallel_config
 
+    Notes
+    -----
+    A worker process that dies (a crash in native code, ``os._exit``, the out-of-memory killer) breaks the whole
+    joblib pool: the jobs that had not returned are then run again one at a time, and a job that kills its worker
+    again is stored as failed (with a message saying so) while the others complete. An interrupt (Ctrl-C) stops
+    the fan-out and returns with ``interrupted`` set; every record received before it is stored.
+    """
     emit = on_event or (lambda kind, value: None)
     summary = Summary(planned=len(specs))
     t0 = time.perf_counter()
@@ -329,32 +334,128 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     todo = [s for s in todo if s.dataset not in problems]
     by_key = {s.key: s for s in todo}
     emit("start", (summary, len(todo)))
+    stored: set[str] = set()
+
+    def store_records(records: Iterable[Mapping[str, Any]]) -> None:
+        for rec in records:
+            spec = by_key[rec["key"]]
+            names = store.save_arrays(spec.key, rec["arrays"]) if rec["status"] == "done" else []
+            store.put(_record_row(spec, rec, names), overwrite_done=force)
+            stored.add(spec.key)
+            if rec["status"] == "done":
+                summary.done += 1
+            else:
+                summary.failed += 1
+            emit(rec["status"], (spec, rec))
+
     if todo:
         config: dict[str, Any] = {"backend": backend, "n_jobs": n_jobs}
         if backend == "loky" and n_jobs == 1:
             config = {"backend": "sequential", "n_jobs": 1}
         client = _dask_client(scheduler) if backend == "dask" else None
+        deaths = _worker_death_errors()
+        groups = group_specs(todo)
         try:
-            with parallel_config(**config):
-                jobs = Parallel(return_as="generator_unordered")(
-                    delayed(execute_group)([s.payload for s in group]) for group in group_specs(todo))
-                for rec in itertools.chain.from_iterable(jobs):
-                    spec = by_key[rec["key"]]
-                    names = store.save_arrays(spec.key, rec["arrays"]) if rec["status"] == "done" else []
-                    store.put(_record_row(spec, rec, names), overwrite_done=force)
-                    if rec["status"] == "done":
-                        summary.done += 1
-                    else:
-                        summary.failed += 1
-                    emit(rec["status"], (spec, rec))
+            try:
+                _run_jobs(groups, config, store_records)
+            except deaths as exc:
+                left = [g for g in groups if any(s.key not in stored for s in g)]
+                log.warning("a worker process died (%s); running the %d unfinished jobs one at a time",
+                            _death_detail(exc), len(left))
+                for group in left:
+                    try:
+                        _run_jobs([group], config, store_records)
+                    except deaths as exc_again:
+                        store_records([_died_record(s, exc_again) for s in group if s.key not in stored])
         except KeyboardInterrupt:
             summary.interrupted = True
+        except _BackendError as exc:
+            raise ForestlabError(f"the {backend} backend failed{f' (scheduler {scheduler})' if scheduler else ''}: "
+                                 f"{_one_line(exc.__cause__)}; the {summary.done + summary.failed} runs that "
+                                 "finished are stored: rerun to resume") from None
         finally:
             if client is not None:
+                cluster = None if scheduler else getattr(client, "cluster", None)  # a LocalCluster we started
                 client.close()
+                if cluster is not None:
+                    cluster.close()
     summary.elapsed = time.perf_counter() - t0
     emit("end", summary)
     return summary
+
+
+class _BackendError(Exception):
+    """A job could not be run or its result not received for a reason outside the run (a lost dask cluster)."""
+
+
+def _run_jobs(groups: Sequence[Sequence[RunSpec]], config: Mapping[str, Any],
+              sink: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Fan ``groups`` out with joblib and hand each job's records to ``sink`` as they arrive."""
+    from joblib import Parallel, delayed, parallel_config
+
+    with parallel_config(**config):
+        jobs = iter(Parallel(return_as="generator_unordered")(
+            delayed(execute_group)([_worker_payload(s) for s in group]) for group in groups))
+        while True:
+            try:
+                records = next(jobs)
+            except StopIteration:
+                return
+            except (KeyboardInterrupt, *_worker_death_errors()):
+                raise
+            except Exception as exc:
+                if config["backend"] != "dask":  # execute_group never raises: anything else is a bug, shown whole
+                    raise
+                raise _BackendError() from exc
+            sink(records)
+
+
+def _worker_payload(spec: RunSpec) -> dict[str, Any]:
+    """The spec's payload with absolute data paths, so a worker started in another folder (a cluster node) finds
+    the same files."""
+    paths = dict(spec.payload["paths"])
+    for name in ("root_dir", "data_dir", "results_dir", "mirror"):
+        if isinstance(paths.get(name), str) and paths[name]:
+            paths[name] = os.path.abspath(os.path.expanduser(paths[name]))
+    return {**spec.payload, "paths": paths}
+
+
+def _worker_death_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions by which joblib reports a worker process that died: loky's TerminatedWorkerError (a
+    BrokenExecutor) and dask's KilledWorker."""
+    from concurrent.futures import BrokenExecutor
+
+    types: list[type[BaseException]] = [BrokenExecutor]
+    try:
+        from distributed import KilledWorker
+    except ImportError:  # pragma: no cover - dask is an extra
+        pass
+    else:
+        types.append(KilledWorker)
+    return tuple(types)
+
+
+def _death_detail(exc: BaseException) -> str:
+    import re
+
+    match = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+    return f"exit code {match.group(1)}" if match else _one_line(exc)
+
+
+def _one_line(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _died_record(spec: RunSpec, exc: BaseException) -> dict[str, Any]:
+    """The record of a run whose job killed its worker process even when run alone."""
+    return {"key": spec.key, "status": "failed", "metrics": {}, "selected": {}, "timings": {}, "arrays": {},
+            "error": f"WorkerDied: the worker process running this job died ({_death_detail(exc)}), also when run "
+                     "alone: the learner crashed (a segmentation fault, os._exit, an abort in native code) or the "
+                     "system killed it (often for lack of memory); the other runs went on; rerun to retry"}
 
 
 def group_specs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
@@ -371,13 +472,37 @@ def group_specs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
 
 
 def _dask_client(scheduler: str | None):
+    """A dask client on the scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or on a new LocalCluster of
+    this machine's cores when None; an unreachable or malformed address is a ConfigError."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover - depends on the installation
         raise ConfigError("launcher=dask needs dask.distributed: pip install 'forestlab[dask]'") from None
     if scheduler:
-        return Client(scheduler)
+        # Probe the address first: a Client that fails to connect lingers and times out again at exit, noisily.
+        try:
+            _probe_scheduler(str(scheduler))
+            return Client(scheduler)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise ConfigError(f"cannot connect to the dask scheduler at launcher.scheduler={scheduler} "
+                              f"({_one_line(exc)}); start it (dask scheduler) or fix the address") from None
     return Client(LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True))
+
+
+def _probe_scheduler(address: str) -> None:
+    """Open and close a TCP connection to a ``tcp://`` or ``tls://`` scheduler address (ValueError if malformed,
+    OSError if nothing listens), within dask's connect timeout."""
+    import socket
+
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)
+    if scheme in ("tcp", "tls"):
+        host, port = parse_host_port(location)
+        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
+        socket.create_connection((host, port), timeout=timeout).close()
 
 
 def chunked(iterable: Iterable[Any], size: int) -> Iterable[list[Any]]:
