@@ -57,13 +57,22 @@ def load_group_option(group: str, name: str) -> DictConfig:
     path = conf_dir() / group / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"unknown {group} '{name}'; valid {group} names: {', '.join(group_options(group))}")
+    import yaml
+
     try:
         node = OmegaConf.load(path)
-    except (OmegaConfBaseException, OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read {path}: {_one_line(exc)}") from None
+    except (OmegaConfBaseException, OSError, ValueError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read {path}: {_yaml_message(exc)}") from None
     if not isinstance(node, DictConfig):
         raise ConfigError(f"{path} must hold a mapping")
     return node
+
+
+def _yaml_message(exc: BaseException) -> str:
+    """A YAML error on one line, with its position (PyYAML puts 'in "file", line L, column C' on a second line)."""
+    text = str(exc).strip()
+    where = re.search(r"line (\d+), column (\d+)", text)
+    return f"{_one_line(exc)}" + (f" (line {where.group(1)}, column {where.group(2)})" if where else "")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -90,6 +99,20 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
     if isinstance(exc, OverrideParseException):
         return ConfigError(f"malformed override: {_one_line(exc)} "
                            "(expected KEY=VALUE, e.g. experiment=uci_binary seeds=10 launcher.n_jobs=2)")
+    if "Config group override must be a string or a list" in text:
+        for override in overrides:
+            key, _, value = override.partition("=")
+            key = key.lstrip("+~")
+            if not key:
+                return ConfigError(f"malformed override '{override}': no KEY before '='")
+            if key in GROUPS:
+                return ConfigError(f"{key}={value}: a config group takes an option name; valid {key} names: "
+                                   f"{', '.join(group_options(key))}")
+        return ConfigError(f"invalid configuration: {_one_line(exc)}")
+    match = re.search(r"Could not find '([^'/]+)/'", text)
+    if match:
+        group = match.group(1)
+        return ConfigError(f"{group}= needs an option name; valid {group} names: {', '.join(group_options(group))}")
     if isinstance(exc, MissingConfigException) or "Could not find" in text:
         match = re.search(r"Could not find '([^'/]+)/([^']+)'", text)
         if match:
@@ -122,6 +145,8 @@ def _valid_keys_hint(parent: str, overrides: Sequence[str]) -> str:
         return ""
     if isinstance(node, DictConfig):
         where = f"'{parent}'" if parent else "the top level"
+        if not node:
+            return f" ({parent or 'the config'} has no keys)"
         return f" (valid keys at {where}: {', '.join(str(k) for k in node.keys())})"
     return ""
 
@@ -144,6 +169,7 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
     overrides : sequence of str
         Hydra override strings, e.g. ``["experiment=uci_binary", "seeds=10", "launcher.n_jobs=2"]``.
     """
+    import yaml
     from hydra.errors import HydraException
 
     overrides = _normalise_overrides([str(o) for o in overrides])
@@ -154,8 +180,12 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
         raise _translate_hydra_error(exc, overrides) from None
     except OmegaConfBaseException as exc:
         raise _translate_hydra_error(exc, overrides) from None
-    except (ValueError, TypeError, KeyError) as exc:  # e.g. a YAML error in a user-written file
-        raise ConfigError(f"invalid configuration: {_one_line(exc)}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise _translate_hydra_error(exc, overrides) from None
+    except yaml.YAMLError as exc:  # a YAML error in a config file (a user-written one, say)
+        mark = getattr(exc, "problem_mark", None)
+        where = f" in {mark.name}" if mark is not None and getattr(mark, "name", None) else ""
+        raise ConfigError(f"cannot read a config file{where}: {_yaml_message(exc)}") from None
     validate(cfg)
     return cfg
 
@@ -176,11 +206,70 @@ def _as_name_list(value: Any, name: str) -> list[str]:
     return [str(v) for v in value]
 
 
+# Names that become file or folder names (experiments, studies, tables, figures, datasets): no separators, no "..".
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
+
+
+def _require_name(value: Any, what: str) -> str:
+    """A name used in a file or folder name: letters, digits, ``_ . + -``; no ``/`` and no ``..``."""
+    if not isinstance(value, str) or not _SAFE_NAME.match(value) or ".." in value:
+        raise ConfigError(f"{what} must be a plain name (letters, digits, _ . + -; no '/' or '..'), got {value!r}")
+    return value
+
+
+def _require_bool(value: Any, name: str) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+
+
+def _require_relative(value: Any, name: str) -> None:
+    """A path inside the data folder: relative, without ``..``."""
+    text = str(value)
+    if not text or Path(text).is_absolute() or ".." in Path(text).parts:
+        raise ConfigError(f"{name} must be a relative path inside the data folder (no leading '/', no '..'), "
+                          f"got {value!r}")
+
+
 def validate(cfg: DictConfig) -> None:
-    """Check the types and ranges of the values the runner relies on; raise ConfigError on the first problem."""
+    """Check the types and ranges of the values the runner relies on; raise ConfigError on the first problem.
+
+    Besides the types and ranges of the top-level values, every dataset and algorithm of the experiment is checked
+    as :func:`forestlab.runner.plan` will use it: the learner's parameters and grid (names, types, ranges), the
+    split sizes against the dataset's size, and every name that becomes part of a file path (experiment, study,
+    tables, figures, datasets, data files), so that nothing is written outside the results and data folders.
+    """
+    try:
+        _validate(cfg)
+    except ConfigError:
+        raise
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a value of a shape no check foresaw
+        raise ConfigError(f"invalid configuration: {_one_line(exc)}") from None
+
+
+def _require_mapping(cfg: DictConfig, key: str, *, optional: bool = False) -> None:
+    value = OmegaConf.select(cfg, key)
+    if value is None and optional:
+        return
+    if not isinstance(value, DictConfig):
+        raise ConfigError(f"{key} must be a mapping (KEY: VALUE entries), got {to_container(value)!r}")
+
+
+def _validate(cfg: DictConfig) -> None:
     from forestlab.learners import REGISTRY
 
-    _require_int(cfg.get("seed"), "seed", 0)
+    for key in ("launcher", "protocol", "paths", "experiment", "dataset", "algorithm"):
+        _require_mapping(cfg, key)
+    for key in ("limits", "experiment.params"):
+        _require_mapping(cfg, key, optional=True)
+    for key in ("experiment.tables", "experiment.figures"):
+        value = OmegaConf.select(cfg, key)
+        if value is not None and not (isinstance(value, ListConfig)
+                                      and all(isinstance(v, DictConfig) for v in value)):
+            raise ConfigError(f"{key} must be a list of mappings (each with a name), got {to_container(value)!r}")
+    seed = _require_int(cfg.get("seed"), "seed", 0)
+    if seed > _MAX_SEED:
+        raise ConfigError(f"seed must be <= {_MAX_SEED}, got {seed}")
     _require_int(cfg.get("seeds"), "seeds", 1)
     launcher = cfg.get("launcher")
     if launcher is None:
@@ -191,14 +280,32 @@ def validate(cfg: DictConfig) -> None:
     if launcher.get("backend") not in ("loky", "threading", "sequential", "dask"):
         raise ConfigError(f"launcher.backend must be one of loky, threading, sequential, dask; "
                           f"got {launcher.get('backend')!r}")
+    scheduler = launcher.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or ":" not in scheduler):
+        raise ConfigError(f"launcher.scheduler must be a dask scheduler address like tcp://HOST:8786 (or null), "
+                          f"got {scheduler!r}")
+    paths = cfg.get("paths") or {}
+    if "download" in paths:
+        _require_bool(paths.get("download"), "paths.download")
+    for key in ("log_max_bytes", "log_backup_count"):
+        if paths.get(key) is not None:
+            _require_int(paths.get(key), f"paths.{key}", 0)
     exp = cfg.get("experiment")
     if not isinstance(exp, DictConfig):
         raise ConfigError("experiment is missing; valid experiments: " + ", ".join(group_options("experiment")))
-    for name in _as_name_list(exp.get("datasets"), "experiment.datasets"):
+    _require_name(exp.get("name"), "experiment.name")
+    if exp.get("study") is not None:
+        _require_name(exp.get("study"), "experiment.study")
+    for kind in ("tables", "figures"):
+        for i, spec in enumerate(exp.get(kind) or []):
+            _require_name(spec.get("name") if isinstance(spec, DictConfig) else None, f"experiment.{kind}[{i}].name")
+    datasets = _as_name_list(exp.get("datasets"), "experiment.datasets")
+    for name in datasets:
         if name != cfg.dataset.get("name") and name not in group_options("dataset"):
             raise ConfigError(f"experiment.datasets: unknown dataset '{name}'; valid datasets: "
                               f"{', '.join(group_options('dataset'))}")
-    for name in _as_name_list(exp.get("algorithms"), "experiment.algorithms"):
+    algorithms = _as_name_list(exp.get("algorithms"), "experiment.algorithms")
+    for name in algorithms:
         if name != cfg.algorithm.get("name") and name not in group_options("algorithm"):
             raise ConfigError(f"experiment.algorithms: unknown algorithm '{name}'; valid algorithms: "
                               f"{', '.join(group_options('algorithm'))}")
@@ -216,6 +323,9 @@ def validate(cfg: DictConfig) -> None:
             _check_size(proto.get(key), f"protocol.{key}", allow_none=(key == "test_size"))
     if proto.get("selection", "none") not in ("none", "oob"):
         raise ConfigError(f"protocol.selection must be none or oob, got {proto.get('selection')!r}")
+    for key in ("stratify", "resplit"):
+        if proto.get(key) is not None:
+            _require_bool(proto.get(key), f"protocol.{key}")
     limits = cfg.get("limits") or {}
     for key in ("max_datasets", "max_estimators"):
         if limits.get(key) is not None:
@@ -225,6 +335,142 @@ def validate(cfg: DictConfig) -> None:
     for metric in _as_name_list(cfg.get("metrics"), "metrics"):
         if metric not in METRICS:
             raise ConfigError(f"unknown metric '{metric}'; valid metrics: {', '.join(sorted(METRICS))}")
+
+    # What plan() will use: the datasets kept by limits.max_datasets and every algorithm, with the user's overrides
+    # on the selected ones.
+    if limits.get("max_datasets"):
+        datasets = datasets[: int(limits.max_datasets)]
+    protocol = to_container(proto)
+    for name in datasets:
+        _check_dataset(name, _selected_or_file(cfg, "dataset", name), protocol)
+    shared = to_container(exp.get("params")) or {}
+    for name in algorithms:
+        _check_algorithm(name, _selected_or_file(cfg, "algorithm", name), shared)
+
+
+def _selected_or_file(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
+    """The config of a dataset or algorithm as plan() sees it: the composed one when it is the selected option,
+    else its file."""
+    selected = cfg.get(group)
+    if selected is not None and selected.get("name") == name:
+        return to_container(selected)
+    return to_container(load_group_option(group, name))
+
+
+def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) -> None:
+    """Names that become paths, and the split sizes against the dataset's documented size."""
+    from forestlab.protocols import resolve_sizes
+
+    _require_name(ds_cfg.get("name", name), f"dataset '{name}': name")
+    source = ds_cfg.get("source") or {}
+    if isinstance(source, dict):
+        if source.get("folder") is not None:
+            _require_relative(source.get("folder"), f"dataset '{name}': source.folder")
+        for i, entry in enumerate(source.get("files") or []):
+            if isinstance(entry, dict) and entry.get("name") is not None:
+                _require_relative(entry.get("name"), f"dataset '{name}': source.files[{i}].name")
+    shape = ds_cfg.get("shape")
+    if not (isinstance(shape, list) and shape and isinstance(shape[0], int) and not isinstance(shape[0], bool)):
+        return
+    n = shape[0]
+    proto = resolve_sizes(protocol, ds_cfg)
+    if proto["kind"] == "kfold":
+        if int(proto["n_folds"]) > n:
+            raise ConfigError(f"protocol.n_folds={proto['n_folds']} is more than the {n} points of dataset '{name}'")
+        return
+    n_train = _count(proto.get("train_size"), n)
+    n_test = _count(proto.get("test_size"), n)
+    if n_train is None:
+        return
+    sizes = f"protocol.train_size={proto.get('train_size')}, protocol.test_size={proto.get('test_size')}"
+    if n_train < 2:
+        raise ConfigError(f"dataset '{name}': {sizes} leaves {n_train} training point(s); at least 2 are needed")
+    if n_test is None and n_train >= n:
+        raise ConfigError(f"dataset '{name}' has {n} points, too few for {n_train} training points and a test "
+                          f"part ({sizes})")
+    if n_test is not None and (n_test < 1 or n_train + n_test > n):
+        raise ConfigError(f"dataset '{name}' has {n} points, too few for {n_train} training and {n_test} test "
+                          f"points ({sizes})")
+
+
+def _count(size: Any, n: int) -> int | None:
+    """A split size as a number of points, as the protocol computes it (an int is a count, a float a fraction)."""
+    if size is None:
+        return None
+    if isinstance(size, float) and size < 1:
+        return max(1, int(round(size * n)))
+    return int(size)
+
+
+def _check_algorithm(name: str, alg_cfg: dict[str, Any], shared: dict[str, Any]) -> None:
+    """The learner exists, and its parameters and grid values are ones it accepts."""
+    import inspect
+
+    from forestlab.learners import REGISTRY
+
+    est_name = alg_cfg.get("estimator", name)
+    if est_name not in REGISTRY:
+        raise ConfigError(f"algorithm '{name}': unknown estimator '{est_name}'; valid estimators: "
+                          f"{', '.join(sorted(REGISTRY))}")
+    cls = REGISTRY[est_name]
+    params = alg_cfg.get("params") or {}
+    grid = alg_cfg.get("grid") or {}
+    if not isinstance(params, dict):
+        raise ConfigError(f"algorithm '{name}': params must be a mapping of parameter names to values, got {params!r}")
+    if not isinstance(grid, dict):
+        raise ConfigError(f"algorithm '{name}': grid must be a mapping of parameter names to lists of values, "
+                          f"got {grid!r}")
+    params = {**params, **{k: v for k, v in shared.items() if k in params}}
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "random_state")]
+    for key in [*params, *grid]:
+        if key == "random_state":
+            raise ConfigError(f"algorithm '{name}': random_state is set by forestlab from the seeds; use seed=N")
+        if key not in accepted:
+            where = "params" if key in params else "grid"
+            raise ConfigError(f"algorithm '{name}': unknown parameter {where}.{key}; valid parameters: "
+                              f"{', '.join(accepted)}")
+    for key, value in params.items():
+        _check_param(name, cls, f"params.{key}", key, value)
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"algorithm '{name}': grid.{key} must be a non-empty list of values, got {values!r}")
+        for value in values:
+            _check_param(name, cls, f"grid.{key}", key, value)
+
+
+def _param_constraints(cls: type) -> dict[str, Any]:
+    """scikit-learn-style parameter constraints of a learner: its own ``_parameter_constraints`` if it declares
+    them; else, for forestlab's Breiman forests (which pass their parameters to scikit-learn's
+    RandomForestClassifier), the forest's; else the constraints of the parameter names whose meaning is the same in
+    every scikit-learn ensemble (``n_estimators``, ``max_depth``, ``min_samples_leaf``, ``bootstrap``, ``n_jobs``)."""
+    own = getattr(cls, "_parameter_constraints", None)
+    if own:
+        return dict(own)
+    from sklearn.ensemble import RandomForestClassifier
+
+    from forestlab.learners import BreimanForestClassifier
+
+    constraints = dict(RandomForestClassifier._parameter_constraints)
+    # forestlab's own max_features rules (breiman_log2, ...) are checked when the forest is fitted, and a bad value
+    # fails the run with resolve_max_features' message (the tests use max_features=banana as their failing run)
+    constraints.pop("max_features", None)
+    if isinstance(cls, type) and issubclass(cls, BreimanForestClassifier):
+        return constraints
+    return {k: constraints[k] for k in ("n_estimators", "max_depth", "min_samples_leaf", "bootstrap", "n_jobs")}
+
+
+def _check_param(alg: str, cls: type, where: str, key: str, value: Any) -> None:
+    from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+
+    constraints = _param_constraints(cls)
+    if key not in constraints:
+        return
+    try:
+        validate_parameter_constraints({key: constraints[key]}, {key: value}, caller_name=alg)
+    except InvalidParameterError as exc:
+        match = re.match(r"The '[^']+' parameter of .+? must be (.+)\. Got (.+) instead\.$", str(exc).strip())
+        detail = f"must be {match.group(1)}, got {match.group(2)}" if match else _one_line(exc)
+        raise ConfigError(f"algorithm '{alg}': {where} {detail}") from None
 
 
 def _check_size(value: Any, name: str, allow_none: bool) -> None:
