@@ -1,24 +1,64 @@
 """The ``forestlab`` command line (typer). Hydra overrides are plain arguments: ``forestlab run experiment=uci_binary``.
 
 Exit status: 0 when everything asked for is done; 1 when a run failed (after every other run is stored); 2 for an
-error in the input (unknown name, bad override, missing or corrupt file); 75 when another run holds the store and
-``--no-wait`` was given; 130 when interrupted (what finished is stored).
+error in the input or the environment (unknown name, bad override, missing or corrupt file, a store that cannot be
+written); 75 when another run holds the store and ``--no-wait`` was given; 130 when interrupted (what finished is
+stored). Every error is one line on stderr starting with ``forestlab: error:``, usage errors included.
+
+``forestlab run`` also logs to a rotating file, ``paths.log_file`` (default ``results/logs/forestlab.log``) or
+``--log-file PATH``: docs/operations.md.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
+import logging.handlers
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from forestlab.errors import ForestlabError, StoreError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+# typer's (vendored) click exceptions, found through a public name so that this works across typer versions
+_click_exceptions = importlib.import_module(typer.BadParameter.__module__)
+
+
+class _Group(TyperGroup):
+    """The top-level command group: usage errors (an unknown option or command, a missing argument) become one
+    line on stderr, ``forestlab: error: ...``, with exit status 2, like every other error."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        no_args = getattr(_click_exceptions, "NoArgsIsHelpError", ())
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except no_args as exc:  # bare `forestlab`: the help text
+            exc.show()
+            sys.exit(exc.exit_code)
+        except _click_exceptions.UsageError as exc:
+            ctx = getattr(exc, "ctx", None)
+            where = ctx.command_path if ctx is not None else "forestlab"
+            _err(f"{exc.format_message()} (see '{where} --help')")
+            sys.exit(EXIT_USAGE)
+        except typer.TyperException as exc:
+            _err(exc.format_message())
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            _err("interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Reproduce and extend tree-ensemble studies. Arguments KEY=VALUE are Hydra overrides, "
                        "e.g. `forestlab run experiment=uci_binary seeds=10 launcher.n_jobs=2`.")
 datasets_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Dataset utilities.")
@@ -30,21 +70,82 @@ EXIT_BUSY = 75
 EXIT_INTERRUPTED = 130
 
 log = logging.getLogger("forestlab")
+# Lines that go to the log file only (the command line, and what is also echoed to the terminal).
+file_log = logging.getLogger("forestlab_logfile")
+file_log.addHandler(logging.NullHandler())  # without a log file, these lines go nowhere (not to logging's last resort)
+file_log.propagate = False
 
 Overrides = Annotated[list[str] | None, typer.Argument(help="Hydra overrides KEY=VALUE.", show_default=False)]
 
 
 def _setup_logging(quiet: bool = False) -> None:
+    """Log lines on stderr (warnings and errors only with ``quiet``); no log file until :func:`_add_log_file`."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+    handler.setLevel(logging.WARNING if quiet else logging.INFO)
     root = logging.getLogger("forestlab")
+    for old in root.handlers + file_log.handlers:
+        old.close()
     root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING if quiet else logging.INFO)
+    root.setLevel(logging.INFO)
     root.propagate = False
+    file_log.handlers[:] = [logging.NullHandler()]
+    file_log.setLevel(logging.INFO)
+    file_log.propagate = False
+
+
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """A rotating log file that, when it cannot be written (disk full, permissions), says so once on stderr and
+    stops, instead of printing a traceback for every line."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        if not self.failed:
+            self.failed = True
+            exc = sys.exc_info()[1]
+            reason = getattr(exc, "strerror", None) or exc
+            typer.echo(f"forestlab: warning: cannot write the log file {self.baseFilename} ({reason}); "
+                       "logging to stderr only", err=True)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.failed:
+            super().emit(record)
+
+
+def _add_log_file(path: str | os.PathLike[str] | None, max_bytes: int, backups: int) -> Path | None:
+    """Also log (at INFO, whatever ``--quiet``) to ``path``, rotated at ``max_bytes`` with ``backups`` old files
+    (``forestlab.log.1`` ... ); None or "" for no file. Returns the file's path, or None."""
+    if path is None or str(path) == "":
+        return None
+    from forestlab.config import resolve_path
+
+    target = resolve_path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handler = _LogFile(target, maxBytes=max(int(max_bytes), 0), backupCount=max(int(backups), 0),
+                           encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"forestlab: warning: cannot write the log file {target} ({exc.strerror}); logging to stderr "
+                   "only", err=True)
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(process)d] %(levelname)s %(message)s",
+                                           "%Y-%m-%d %H:%M:%S"))
+    handler.setLevel(logging.INFO)
+    log.addHandler(handler)
+    file_log.addHandler(handler)
+    return target
 
 
 def _err(message: str) -> None:
     typer.echo(f"forestlab: error: {message}", err=True)
+    file_log.error(message)
+
+
+def _say(message: str, *, err: bool = False) -> None:
+    """Print a line for the user and copy it to the log file."""
+    typer.echo(message, err=err)
+    file_log.info(message)
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -108,7 +209,7 @@ class Progress:
         self.t0 = time.perf_counter()
         msg = (f"{summary.planned} runs planned, {summary.already_done} already done, {todo} to run")
         if self.quiet:
-            typer.echo(msg, err=True)
+            _say(msg, err=True)
         else:
             log.info(msg)
         if self.terminal and todo:
@@ -142,8 +243,11 @@ class Progress:
         self.done += 1
         if self.bar is not None:
             self.bar.update(self.task, advance=1)
+            file_log.info(self._line(spec, rec))
         elif not self.quiet:
             log.info(self._line(spec, rec))
+        else:
+            file_log.info(self._line(spec, rec))
 
     def on_failed(self, value: Any) -> None:
         spec, rec = value
@@ -154,6 +258,7 @@ class Progress:
         msg = f"run {spec.key[:12]} ({spec.algorithm} on {spec.dataset} rep {spec.repetition}) failed: {last[0]}"
         if self.bar is not None:
             self.bar.console.print(msg, markup=False, highlight=False)
+            file_log.error(msg)
         else:
             _err(msg)
 
@@ -172,6 +277,10 @@ def run(
     wait: Annotated[bool, typer.Option("--wait/--no-wait",
                                        help="When another run holds the store: wait for it, or exit 75.")] = True,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and exit.")] = False,
+    log_file: Annotated[str | None, typer.Option(
+        "--log-file", metavar="PATH", show_default=False,
+        help="Also log to this file, rotated (default: paths.log_file, results/logs/forestlab.log; '' for none)."
+    )] = None,
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
     from forestlab.config import resolve_path
@@ -190,9 +299,13 @@ def run(
                    f"({len(cfg.experiment.datasets)} datasets x {len(cfg.experiment.algorithms)} algorithms x "
                    f"{cfg.seeds} seeds), {done} done, {len(specs) - done} to run")
         return
+    paths = cfg.paths
+    log_path = _add_log_file(paths.get("log_file") if log_file is None else log_file,
+                             paths.get("log_max_bytes", 5_000_000), paths.get("log_backup_count", 5))
+    file_log.info("forestlab run %s (pid %d, in %s)", " ".join(overrides or []), os.getpid(), os.getcwd())
     lock = RunLock(results_dir)
-    lock.acquire(wait=wait, on_wait=lambda holder: typer.echo(
-        f"another forestlab run{holder} is using {results_dir}; waiting for it to finish", err=True))
+    lock.acquire(wait=wait, on_wait=lambda holder: log.warning(
+        f"another forestlab run{holder} is using {results_dir}; waiting for it to finish"))
     try:
         with Store(results_dir) as store:
             store.add_membership(str(cfg.experiment.name), (s.key for s in specs))
@@ -201,12 +314,13 @@ def run(
                               force=force, on_event=progress, scheduler=cfg.launcher.get("scheduler"))
     finally:
         lock.release()
-    typer.echo(f"experiment {cfg.experiment.name}: {summary.done} done, {summary.failed} failed, "
-               f"{summary.already_done} already done, {summary.skipped} not started "
-               f"({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}", err=quiet)
+    _say(f"experiment {cfg.experiment.name}: {summary.done} done, {summary.failed} failed, "
+         f"{summary.already_done} already done, {summary.skipped} not started "
+         f"({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}"
+         + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
-        _err(f"interrupted: {summary.done + summary.failed} finished runs are stored; "
-             "run the same command again to resume")
+        _err(f"interrupted: the {summary.done + summary.failed} runs that finished are stored; "
+             f"to resume, run the same command again: forestlab run {' '.join(overrides or [])}".rstrip())
         raise typer.Exit(EXIT_INTERRUPTED)
     if summary.skipped:
         raise typer.Exit(EXIT_USAGE)
@@ -214,6 +328,13 @@ def run(
         _err(f"{summary.failed} runs failed; their tracebacks are in the store (forestlab status "
              f"{cfg.experiment.name} --failed); rerun to retry them")
         raise typer.Exit(EXIT_FAILED_RUNS)
+
+
+def _split_args(experiment: str | None, overrides: Sequence[str] | None) -> tuple[str | None, list[str]]:
+    """`forestlab tables seeds=3`: the first argument is an override, not an experiment name."""
+    if experiment and "=" in experiment:
+        return None, [experiment, *(overrides or [])]
+    return experiment, list(overrides or [])
 
 
 def _experiments_for(experiment: str | None) -> list[str]:
@@ -232,6 +353,7 @@ def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     from forestlab.report import render_tables
 
     _setup_logging()
+    experiment, overrides = _split_args(experiment, overrides)
     for name in _experiments_for(experiment):
         cfg = _compose(overrides, name)
         for path in render_tables(cfg):
@@ -246,6 +368,7 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
     from forestlab.report import render_figures
 
     _setup_logging()
+    experiment, overrides = _split_args(experiment, overrides)
     for name in _experiments_for(experiment):
         cfg = _compose(overrides, name)
         for path in render_figures(cfg):
@@ -260,6 +383,7 @@ def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
     from forestlab.report import compare_experiment
 
     _setup_logging()
+    experiment, overrides = _split_args(experiment, overrides)
     for name in _experiments_for(experiment):
         cfg = _compose(overrides, name)
         text = compare_experiment(cfg)
@@ -273,33 +397,46 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
            overrides: Overrides = None,
            failed: Annotated[bool, typer.Option("--failed", help="Show the error of each failed run.")] = False,
            ) -> None:
-    """Show, per experiment, how many runs are done, failed, pending, and stale (stored for an older config)."""
+    """Show, per experiment, how many runs are done, failed, pending, and stale (stored for an older config).
+
+    Without EXPERIMENT: every registered experiment, then any other experiment name found in the store (single
+    runs), whose plan cannot be rebuilt (planned, pending and stale shown as -).
+    """
     from forestlab.config import resolve_path
     from forestlab.runner import plan
     from forestlab.store import Store
 
-    rows = []
+    experiment, overrides = _split_args(experiment, overrides)
+    rows: list[tuple[str, ...]] = []
+    results_dirs = set()
     for name in _experiments_for(experiment):
         cfg = _compose(overrides, name)
         specs = plan(cfg)
-        with Store(resolve_path(cfg.paths.results_dir), readonly=True) as store:
+        results_dir = resolve_path(cfg.paths.results_dir)
+        results_dirs.add(results_dir)
+        with Store(results_dir, readonly=True) as store:
             statuses = store.statuses(s.key for s in specs)
             planned = {s.key for s in specs}
-            members = set()
-            if store._conn is not None:
-                members = {k for (k,) in store.conn.execute(
-                    "SELECT m.key FROM membership m JOIN runs r ON r.key = m.key WHERE m.experiment = ?",
-                    (str(cfg.experiment.name),))}
+            members = store.members(str(cfg.experiment.name))
             failed_df = store.records([k for k, v in statuses.items() if v == "failed"]) if failed else None
         n_done = sum(1 for v in statuses.values() if v == "done")
         n_failed = sum(1 for v in statuses.values() if v == "failed")
         stale = len(members - planned)
-        rows.append((name, len(specs), n_done, n_failed, len(specs) - n_done - n_failed, stale))
+        rows.append(tuple(map(str, (name, len(specs), n_done, n_failed, len(specs) - n_done - n_failed, stale))))
         if failed_df is not None:
             for _, r in failed_df.iterrows():
                 typer.echo(f"--- {name}: {r['algorithm']} on {r['dataset']} rep {r['repetition']} "
                            f"(key {r['key']})\n{r['error']}")
-    width = max(len(r[0]) for r in rows) if rows else 10
+    if experiment is None and len(results_dirs) == 1:
+        listed = {r[0] for r in rows}
+        with Store(results_dirs.pop(), readonly=True) as store:
+            for name in store.experiments():
+                if name in listed:
+                    continue
+                statuses = store.statuses(store.members(name))
+                n_done = sum(1 for v in statuses.values() if v == "done")
+                rows.append((name, "-", str(n_done), str(len(statuses) - n_done), "-", "-"))
+    width = max(len("experiment"), *(len(r[0]) for r in rows)) if rows else 10
     typer.echo(f"{'experiment':<{width}}  planned    done  failed  pending   stale")
     for r in rows:
         typer.echo(f"{r[0]:<{width}}  {r[1]:>7} {r[2]:>7} {r[3]:>7} {r[4]:>8} {r[5]:>7}")
