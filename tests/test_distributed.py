@@ -1,0 +1,79 @@
+"""launcher=dask on a real dask.distributed cluster (a LocalCluster of 2 worker processes on loopback), through the
+CLI: same results as loky, records written by the forestlab process only, a clear error for an unreachable
+scheduler."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+
+import numpy as np
+import pytest
+
+from forestlab.store import Store
+from tests.conftest import run_cli
+
+distributed = pytest.importorskip("distributed")
+
+# quickstart's two offline datasets, RF only, 2 seeds, 10 trees: 4 runs
+SMALL = ["experiment=quickstart", "experiment.algorithms=[rf]", "seeds=2", "algorithm.params.n_estimators=10"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two single-threaded worker processes and a scheduler, on 127.0.0.1, no dashboard."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield cluster, client
+
+
+def _metrics_and_pids(results):
+    con = sqlite3.connect(results / "runs.sqlite")
+    rows = con.execute("SELECT key, status, metrics, pid FROM runs").fetchall()
+    con.close()
+    return {k: (s, m) for k, s, m, _ in rows}, {pid for *_, pid in rows}
+
+
+def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
+    local, client = cluster
+    address = local.scheduler_address
+    assert address.startswith("tcp://127.0.0.1:")
+    loky_dir, dask_dir = workdir / "loky", workdir / "dask"
+
+    loky = run_cli("run", *SMALL, "launcher.n_jobs=2", "--quiet", env={"FORESTLAB_RESULTS_DIR": str(loky_dir)})
+    assert loky.returncode == 0, loky.stderr
+    dask = run_cli("run", *SMALL, "launcher=dask", f"launcher.scheduler={address}", "--quiet",
+                   env={"FORESTLAB_RESULTS_DIR": str(dask_dir)})
+    assert dask.returncode == 0, dask.stderr
+    assert "experiment quickstart: 4 done, 0 failed" in dask.stderr
+
+    m_loky, _ = _metrics_and_pids(loky_dir)
+    m_dask, writers = _metrics_and_pids(dask_dir)
+    assert len(m_dask) == 4 and all(status == "done" for status, _ in m_dask.values())
+    assert m_dask == m_loky  # same keys, same metrics (JSON text compared exactly)
+    with Store(loky_dir, readonly=True) as s1, Store(dask_dir, readonly=True) as s2:
+        for key in m_loky:
+            a, b = s1.load_arrays(key), s2.load_arrays(key)
+            assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+    # the runs executed in the cluster's workers, and only the forestlab process wrote the store
+    prefixes = local.scheduler.task_prefixes
+    assert any("execute_group" in name for name in prefixes), sorted(prefixes)
+    worker_pids = set(client.run(lambda: __import__("os").getpid()).values())
+    assert len(writers) == 1 and not writers & worker_pids
+
+
+def test_unreachable_scheduler_is_one_clear_error(workdir):
+    with socket.socket() as sock:  # a port on which nothing listens once this is closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = run_cli("run", *SMALL, "launcher=dask", f"launcher.scheduler=tcp://127.0.0.1:{port}",
+                   env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    errors = [line for line in lines if line.startswith("forestlab: error:")]
+    assert len(errors) == 1 and f"cannot connect to the dask scheduler at launcher.scheduler=tcp://127.0.0.1:{port}" \
+        in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
