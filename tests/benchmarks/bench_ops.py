@@ -14,7 +14,7 @@ import time
 
 N_RECORDS = 2000  # per writer
 # A small real experiment: 24 RF runs (2 datasets x 12 seeds, 20 trees).
-DASK_OVERRIDES = ["experiment=quickstart", "seeds=12", "algorithm.params.n_estimators=20"]
+DASK_OVERRIDES = ["experiment=quickstart", "experiment.algorithms=[rf]", "seeds=12", "algorithm.params.n_estimators=20"]
 
 
 def _record(writer: int, i: int) -> dict:
