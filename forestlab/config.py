@@ -8,6 +8,8 @@ single-line :class:`~forestlab.errors.ConfigError` that lists the valid choices.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -57,6 +59,13 @@ def load_group_option(group: str, name: str) -> DictConfig:
     path = conf_dir() / group / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"unknown {group} '{name}'; valid {group} names: {', '.join(group_options(group))}")
+    stat = path.stat()
+    return copy.deepcopy(_load_yaml(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=512)
+def _load_yaml(path: str, mtime_ns: int, size: int) -> DictConfig:
+    """One parse per file version (plan and validate read each dataset and algorithm file; callers get copies)."""
     import yaml
 
     try:

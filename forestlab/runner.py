@@ -11,6 +11,7 @@ record as it arrives. A failing run is stored with its traceback and the others 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -265,9 +266,14 @@ class Summary:
         return self.failed == 0 and self.skipped == 0 and not self.interrupted
 
 
-def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
-    """Load each planned dataset once in this process; return {dataset: error message} for those that fail."""
+def preflight(specs: Sequence[RunSpec], *, in_process: bool = True) -> dict[str, str]:
+    """Load each planned dataset once in this process; return {dataset: error message} for those that fail.
+
+    When the runs execute in other processes (``in_process=False``), a dataset whose verified processed arrays are
+    on disk and up to date is only checked, not loaded: the workers load it themselves.
+    """
     from forestlab.datasets import load_dataset
+    from forestlab.datasets._load import processed_ready
 
     problems: dict[str, str] = {}
     seen: set[str] = set()
@@ -276,6 +282,9 @@ def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
             continue
         seen.add(spec.dataset)
         paths = spec.payload["paths"]
+        if not in_process and processed_ready(spec.payload["dataset_cfg"], data_dir=paths["data_dir"],
+                                              mirror=paths.get("mirror")):
+            continue
         try:
             load_dataset(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=paths.get("mirror"),
                          download=bool(paths.get("download", True)))
@@ -325,7 +334,7 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     statuses = store.statuses(s.key for s in specs)
     todo = [s for s in specs if force or statuses.get(s.key) != "done"]
     summary.already_done = len(specs) - len(todo)
-    problems = preflight(todo) if todo else {}
+    problems = preflight(todo, in_process=backend == "loky" and n_jobs == 1) if todo else {}
     for dataset, message in problems.items():
         n = sum(1 for s in todo if s.dataset == dataset)
         summary.skipped += n
@@ -390,10 +399,17 @@ class _BackendError(Exception):
 
 def _run_jobs(groups: Sequence[Sequence[RunSpec]], config: Mapping[str, Any],
               sink: Callable[[list[dict[str, Any]]], None]) -> None:
-    """Fan ``groups`` out with joblib and hand each job's records to ``sink`` as they arrive."""
-    from joblib import Parallel, delayed, parallel_config
+    """Fan ``groups`` out with joblib and hand each job's records to ``sink`` as they arrive.
 
-    with parallel_config(**config):
+    Runs executed in this process get one BLAS/OpenMP thread, as loky gives its workers: the numbers then do not
+    depend on ``n_jobs`` (a thread count can change a floating-point sum's order), and the small matrix products
+    of a run gain nothing from more threads (they spin, measured slower).
+    """
+    from joblib import Parallel, delayed, parallel_config
+    from threadpoolctl import threadpool_limits
+
+    limits = threadpool_limits(1) if config["backend"] == "sequential" else contextlib.nullcontext()
+    with limits, parallel_config(**config):
         jobs = iter(Parallel(return_as="generator_unordered")(
             delayed(execute_group)([_worker_payload(s) for s in group]) for group in groups))
         while True:

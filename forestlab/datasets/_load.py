@@ -184,6 +184,24 @@ def _read_processed(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
         return None  # unreadable or stale: parse the sources again (and rewrite it)
 
 
+def processed_ready(cfg: Mapping[str, Any], *, data_dir: str | os.PathLike[str],
+                    mirror: str | os.PathLike[str] | None = None) -> bool:
+    """Whether a verified processed file for this config is on disk and up to date with its sources (reads only its
+    metadata): a parent process that only checks availability can then leave the arrays to the workers."""
+    try:
+        cfg = plain(cfg)
+        if _validate(cfg)[1] not in _PROCESSED_KINDS:
+            return False
+        path = _processed_path(cfg, data_dir)
+        if not path.is_file():
+            return False
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+        return _source_stats(meta["used"], data_dir, mirror) == meta["stats"]
+    except (OSError, ValueError, KeyError, TypeError, DatasetError):
+        return False
+
+
 def _write_processed(cfg: Mapping[str, Any], ds: Dataset, used: list[str], data_dir: str | os.PathLike[str],
                      mirror: str | os.PathLike[str] | None) -> None:
     try:

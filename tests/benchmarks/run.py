@@ -16,7 +16,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "bench_pacbayes", "kernel": "bench_kernel", "ops": "bench_ops"}
+MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "bench_pacbayes", "kernel": "bench_kernel",
+           "ops": "bench_ops"}
 
 
 def main() -> int:
