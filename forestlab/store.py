@@ -110,7 +110,13 @@ class Store:
                 self.arrays_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the results folder {self.results_dir}: {exc.strerror}") from None
-        self._conn = self._connect()
+        if readonly:
+            self._conn = self._connect()
+        else:
+            # Writers open one at a time: two processes creating the file and switching it to WAL at once can
+            # wait on each other's locks until the busy timeout (seen with two cron runs starting together).
+            with _init_lock(self.results_dir):
+                self._conn = self._connect()
 
     # -- opening ---------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -325,6 +331,21 @@ def _check_header(path: Path) -> None:
     if head and head != b"SQLite format 3\x00":
         raise StoreError(f"{path} is not an SQLite database (corrupt or foreign file); it was left untouched: "
                          "move it aside (or restore a backup) and rerun")
+
+
+@contextlib.contextmanager
+def _init_lock(folder: Path):
+    """An exclusive advisory lock on ``folder/.store-open.lock`` for the few milliseconds of opening the store."""
+    try:
+        fh = open(folder / ".store-open.lock", "a+")
+    except OSError as exc:
+        raise StoreError(_os_message(exc, folder)) from None
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _quick_check(conn: sqlite3.Connection, path: Path) -> None:

@@ -54,3 +54,18 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "forestlab", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=cwd or REPO)
+
+
+def count_done(db: Path) -> int:
+    """Done runs in a store that another process may be writing (0 while it does not exist yet)."""
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(db, timeout=30)
+        n = con.execute("SELECT COUNT(*) FROM runs WHERE status='done'").fetchone()[0]
+        con.close()
+        return n
+    except sqlite3.OperationalError:
+        return 0

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from forestlab.cli import app
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, count_done, run_cli
 
 runner = CliRunner()
 SMALL = ["seeds=2", "limits.max_estimators=10"]  # quickstart: 2 datasets x 3 learners x 2 seeds = 12 runs
@@ -91,18 +91,6 @@ def test_missing_dataset_file_is_a_clear_error(workdir, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def _count_done(db):
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(db, timeout=30)
-        n = con.execute("SELECT COUNT(*) FROM runs WHERE status='done'").fetchone()[0]
-        con.close()
-        return n
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
     args = [sys.executable, "-m", "forestlab", "run", "experiment=quickstart", "seeds=8",
             "limits.max_estimators=40", "launcher.n_jobs=2", "--quiet"]  # 48 runs in 16 jobs of 3
@@ -110,7 +98,7 @@ def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = workdir / "results" / "runs.sqlite"
     deadline = time.time() + 300
-    while _count_done(db) < 4 and time.time() < deadline and proc.poll() is None:
+    while count_done(db) < 4 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from forestlab.store import RunLock
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, count_done, run_cli
 
 # Tiny runs: ringnorm is generated (no files), 5 trees on 100 + 100 points.
 TINY = ["dataset=ringnorm", "algorithm.params.n_estimators=5", "protocol.train_size=100", "protocol.test_size=100"]
@@ -53,18 +53,6 @@ def _error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("forestlab: error:")]
 
 
-def _count_done(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(db, timeout=30)
-        n = con.execute("SELECT COUNT(*) FROM runs WHERE status='done'").fetchone()[0]
-        con.close()
-        return n
-    except sqlite3.OperationalError:
-        return 0
-
-
 # ---------------------------------------------------------------------------------------------------------------
 def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdir):
     overrides = ["dataset=ringnorm", "seeds=24", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
@@ -74,7 +62,7 @@ def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdi
     proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
                             start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
-    while _count_done(db) < 3 and time.time() < deadline and proc.poll() is None:
+    while count_done(db) < 3 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground process group
