@@ -186,9 +186,21 @@ def _fit(payload: Mapping[str, Any], X: np.ndarray, y: np.ndarray, random_state:
 
 
 def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None = None) -> list[dict[str, Any]]:
-    """Run the specs of one job (one split, one ``seed_tag``) with one shared :class:`FitCache`."""
+    """Run the specs of one job (one split, one ``seed_tag``) with one shared :class:`FitCache`, the trees'
+    predictions computed once for all of them."""
+    from forestlab.learners import shared_tree_predictions
+
     cache = FitCache() if cache is None else cache
-    return [execute_spec(p, cache) for p in payloads]
+    with shared_tree_predictions():
+        return [execute_spec(p, cache) for p in payloads]
+
+
+def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`execute_group` as a parallel job: each record's arrays come back packed (compressed ``.npz`` bytes),
+    so the compression happens in the workers and the process that owns the store only writes bytes."""
+    from forestlab.store import pack_arrays
+
+    return [{**rec, "arrays": pack_arrays(rec["arrays"])} for rec in execute_group(payloads)]
 
 
 def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
@@ -404,14 +416,22 @@ def _run_jobs(groups: Sequence[Sequence[RunSpec]], config: Mapping[str, Any],
     Runs executed in this process get one BLAS/OpenMP thread, as loky gives its workers: the numbers then do not
     depend on ``n_jobs`` (a thread count can change a floating-point sum's order), and the small matrix products
     of a run gain nothing from more threads (they spin, measured slower).
+
+    Loky workers ignore SIGINT: Ctrl-C reaches the whole process group, and only this process should act on it
+    (it stops the fan-out, which terminates the workers); a worker interrupted mid-task would print its own
+    traceback.
     """
+    import signal
+
     from joblib import Parallel, delayed, parallel_config
     from threadpoolctl import threadpool_limits
 
     limits = threadpool_limits(1) if config["backend"] == "sequential" else contextlib.nullcontext()
+    if config["backend"] == "loky":
+        config = {**config, "initializer": signal.signal, "initargs": (signal.SIGINT, signal.SIG_IGN)}
     with limits, parallel_config(**config):
         jobs = iter(Parallel(return_as="generator_unordered")(
-            delayed(execute_group)([_worker_payload(s) for s in group]) for group in groups))
+            delayed(execute_group_packed)([_worker_payload(s) for s in group]) for group in groups))
         while True:
             try:
                 records = next(jobs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import io
 import json
 import os
 import socket
@@ -25,6 +26,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -176,9 +178,12 @@ class Store:
         _quick_check(self.conn, self.path)
 
     # -- writing ---------------------------------------------------------------------------------------------
-    def save_arrays(self, key: str, arrays: Mapping[str, np.ndarray]) -> list[str]:
-        """Write ``arrays`` to ``arrays/<key>.npz`` atomically; return the names written."""
-        if not arrays:
+    def save_arrays(self, key: str, arrays: Mapping[str, np.ndarray] | PackedArrays) -> list[str]:
+        """Write ``arrays`` (or arrays already packed by :func:`pack_arrays`) to ``arrays/<key>.npz`` atomically;
+        return the names written."""
+        if not isinstance(arrays, PackedArrays):
+            arrays = pack_arrays(arrays)
+        if not arrays.names:
             return []
         target = self.arrays_dir / f"{key}.npz"
         try:
@@ -187,7 +192,7 @@ class Store:
             raise StoreError(_os_message(exc, self.arrays_dir)) from None
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+                fh.write(arrays.npz)
             os.replace(tmp, target)
         except BaseException as exc:  # an interrupt too: never leave a half-written temporary file behind
             with contextlib.suppress(OSError):
@@ -195,7 +200,7 @@ class Store:
             if isinstance(exc, OSError):
                 raise StoreError(_os_message(exc, self.arrays_dir)) from None
             raise
-        return sorted(arrays)
+        return list(arrays.names)
 
     def put(self, record: Mapping[str, Any], *, overwrite_done: bool = False) -> None:
         """Insert or update one run record.
@@ -319,6 +324,24 @@ class Store:
         if self._conn is None:
             return 0
         return int(self._select("SELECT COUNT(*) FROM runs")[0][0])
+
+
+@dataclass(frozen=True)
+class PackedArrays:
+    """A run's arrays as the bytes of a compressed ``.npz`` file (``names`` sorted)."""
+
+    names: tuple[str, ...]
+    npz: bytes
+
+
+def pack_arrays(arrays: Mapping[str, np.ndarray]) -> PackedArrays:
+    """Compress ``arrays`` into the bytes of an ``.npz`` file (no pickled objects: ``np.load`` with pickling
+    refused reads it). Workers pack their runs' arrays, so the process that owns the store only writes bytes."""
+    if not arrays:
+        return PackedArrays((), b"")
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+    return PackedArrays(tuple(sorted(arrays)), buffer.getvalue())
 
 
 def _check_header(path: Path) -> None:

@@ -41,6 +41,21 @@ def test_processed_arrays_are_reused_and_equal(mirror, tmp_path, monkeypatch):
     assert not second.X.flags.writeable
 
 
+def test_relative_and_absolute_data_dirs_share_the_processed_file(mirror, tmp_path, monkeypatch):
+    # The parent process sees data_dir as configured (relative), the workers get it absolute: both must take the
+    # other's processed file for up to date, or every process parses the sources again.
+    monkeypatch.chdir(tmp_path)
+    _load_fresh("sonar", Path("data"), mirror)
+    assert _load.processed_ready(cfg_of("sonar"), data_dir=tmp_path / "data", mirror=mirror)
+    parses = []
+    real = _load._load
+    monkeypatch.setattr(_load, "_load", lambda *a, **k: parses.append(1) or real(*a, **k))
+    _load_fresh("sonar", tmp_path / "data", mirror)
+    _load_fresh("sonar", Path("data"), mirror)
+    assert parses == []
+    assert len(list((tmp_path / "data" / "processed").glob("sonar-*.npz"))) == 1
+
+
 def test_an_altered_source_file_is_verified_again_and_rejected(mirror, tmp_path):
     _load_fresh("sonar", tmp_path, mirror)
     source = tmp_path / "uci" / "sonar" / "sonar.all-data"

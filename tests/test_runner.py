@@ -88,6 +88,10 @@ def test_runs_sharing_a_split_and_seed_tag_fit_the_forest_once(workdir):
         alone = execute_spec(spec.payload)
         assert alone["metrics"] == rec["metrics"]
         assert alone["selected"] == rec["selected"]
+        # the trees' predictions, computed once for the job, give the same curves and scores
+        assert alone["arrays"].keys() == rec["arrays"].keys()
+        for name, array in alone["arrays"].items():
+            np.testing.assert_array_equal(array, rec["arrays"][name])
 
 
 def test_experiment_params_apply_to_every_algorithm_that_has_them(workdir):

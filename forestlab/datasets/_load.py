@@ -159,7 +159,9 @@ def _source_stats(used: list[str], data_dir: str | os.PathLike[str],
         if path is None:
             return None
         st = path.stat()
-        stats.append([str(path), st.st_size, st.st_mtime_ns])
+        # The resolved path: the parent (data_dir as configured, often relative) and the workers (absolute paths)
+        # must agree, or each process would take the other's file for stale and parse the sources again.
+        stats.append([str(path.resolve()), st.st_size, st.st_mtime_ns])
     return stats
 
 

@@ -18,7 +18,14 @@ from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCu
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
 from forestlab.learners._pacbayes import PACBayesForestClassifier
-from forestlab.learners._vote import tree_prediction_indices, tree_predictions, vote_counts, vote_scores, weighted_vote
+from forestlab.learners._vote import (
+    shared_tree_predictions,
+    tree_prediction_indices,
+    tree_predictions,
+    vote_counts,
+    vote_scores,
+    weighted_vote,
+)
 
 #: Algorithm name -> estimator class.
 REGISTRY: dict[str, type] = {
@@ -69,6 +76,7 @@ __all__ = [
     "get_learner",
     "kernel_target_alignment",
     "resolve_max_features",
+    "shared_tree_predictions",
     "tree_prediction_indices",
     "tree_predictions",
     "vote_counts",

@@ -18,7 +18,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 
-def _fingerprint(a: Any) -> str:
+def fingerprint(a: Any) -> str:
+    """A content hash of an array (dtype, shape and bytes)."""
     arr = np.ascontiguousarray(np.asarray(a))
     h = hashlib.sha1(usedforsecurity=False)
     h.update(f"{arr.dtype.str}{arr.shape}".encode())
@@ -53,7 +54,7 @@ class FitCache:
     def fit(self, estimator: BaseEstimator, X: Any, y: Any) -> BaseEstimator:
         """The fitted clone of ``estimator`` on (X, y), fitted on the first request only."""
         cls = type(estimator)
-        key = (f"{cls.__module__}.{cls.__qualname__}", _params_key(estimator), _fingerprint(X), _fingerprint(y))
+        key = (f"{cls.__module__}.{cls.__qualname__}", _params_key(estimator), fingerprint(X), fingerprint(y))
         if key in self._fitted:
             self.hits += 1
             return self._fitted[key]

@@ -12,14 +12,52 @@ decision is the (weighted) majority of those predictions. Two conventions hold e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils import check_array
 
-__all__ = ["tree_prediction_indices", "tree_predictions", "vote_counts", "vote_scores", "weighted_vote"]
+from forestlab.learners._cache import fingerprint
+
+__all__ = ["shared_tree_predictions", "tree_prediction_indices", "tree_predictions", "vote_counts", "vote_scores",
+           "weighted_vote"]
+
+# (tree ids, input fingerprint, classes) -> (the trees, read-only class indices); None outside the context manager.
+_shared: ContextVar[dict[tuple[Any, ...], tuple[tuple[Any, ...], np.ndarray]] | None] = ContextVar(
+    "forestlab_shared_tree_predictions", default=None)
+
+
+@contextlib.contextmanager
+def shared_tree_predictions() -> Iterator[None]:
+    """Within the block, :func:`tree_prediction_indices` computes each (trees, X) pair once.
+
+    The runner wraps each job in it: RF, SORF and MinCq weigh the same trees and are all evaluated on the same test
+    and training points, so the trees' predictions are computed once instead of once per learner and per call
+    (predict, decision_function, error curves; the training points' predictions of the fit are reused too). The
+    trees are recognised by identity (and kept alive by the memo), the input by its content; the memoised arrays
+    are read-only. Results are identical with and without it.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from forestlab.learners import BreimanForestClassifier
+    >>> X, y = make_classification(n_samples=60, random_state=0)
+    >>> rf = BreimanForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> with shared_tree_predictions():
+    ...     a = tree_prediction_indices(rf.estimators_, X.astype("float32"), rf.classes_)
+    ...     b = tree_prediction_indices(rf.estimators_, X.astype("float32"), rf.classes_)
+    >>> a is b
+    True
+    """
+    token = _shared.set({})
+    try:
+        yield
+    finally:
+        _shared.reset(token)
 
 
 def _predict_block(estimators: Sequence[Any], X: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -67,6 +105,20 @@ def tree_prediction_indices(
         ``out[t, i]`` is the index in ``classes`` of tree ``t``'s prediction for sample ``i``.
     """
     classes = np.asarray(classes)
+    memo = _shared.get()
+    if memo is None:
+        return _tree_prediction_indices(estimators, X, classes, n_jobs)
+    trees = tuple(estimators)
+    key = (tuple(map(id, trees)), fingerprint(X), fingerprint(classes))
+    if key not in memo:
+        out = _tree_prediction_indices(trees, X, classes, n_jobs)
+        out.flags.writeable = False
+        memo[key] = (trees, out)
+    return memo[key][1]
+
+
+def _tree_prediction_indices(estimators: Sequence[Any], X: np.ndarray, classes: np.ndarray,
+                             n_jobs: int | None) -> np.ndarray:
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     n_trees = len(estimators)
     if n_jobs == 1 or n_trees < 2:
