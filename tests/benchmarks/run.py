@@ -1,6 +1,8 @@
 """`make bench`: run every benchmark and write bench/results.json and bench/results.md.
 
     python tests/benchmarks/run.py --out bench [--only runner,forest]
+
+With --only, the sections of the other benchmarks are kept from the previous results.json.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "bench_pacbayes", "kernel": "bench_kernel",
-           "ops": "bench_ops"}
+           "table1": "bench_table1", "ops": "bench_ops"}
 
 
 def main() -> int:
@@ -27,8 +29,11 @@ def main() -> int:
     args = parser.parse_args()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    results: dict = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "python": platform.python_version(),
-                     "machine": platform.machine(), "processor": platform.processor()}
+    # --only updates its sections of an earlier results.json and keeps the others.
+    previous = out_dir / "results.json"
+    results: dict = json.loads(previous.read_text()) if previous.is_file() and args.only != ",".join(MODULES) else {}
+    results.update({"when": time.strftime("%Y-%m-%d %H:%M:%S"), "python": platform.python_version(),
+                    "machine": platform.machine(), "processor": platform.processor()})
     for name in args.only.split(","):
         module = importlib.import_module(MODULES[name.strip()])
         t0 = time.perf_counter()
