@@ -21,6 +21,7 @@ from tests.conftest import REPO
 
 runner = CliRunner()
 OPERATIONS = REPO / "docs" / "operations.md"
+README = REPO / "README.md"
 TINY = ["dataset=ringnorm", "algorithm.params.n_estimators=3", "protocol.train_size=60", "protocol.test_size=60"]
 
 
@@ -48,15 +49,19 @@ def conf_copy(tmp_path, monkeypatch) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-def _documented_cron_line() -> str:
-    """The crontab line of docs/operations.md: the first entry of the code block after the 'cron-line' marker."""
-    text = OPERATIONS.read_text()
+def _documented_cron_line(doc: Path = README) -> str:
+    """The crontab line of a document: the first entry of the code block after the 'cron-line' marker."""
+    text = doc.read_text()
     block = re.search(r"<!-- cron-line[^>]*-->\s*```[a-z]*\n(.*?)```", text, re.S)
-    assert block, "docs/operations.md has no crontab block after <!-- cron-line -->"
+    assert block, f"{doc.name} has no crontab block after <!-- cron-line -->"
     entries = [line for line in block.group(1).splitlines()
                if line.strip() and not line.lstrip().startswith("#") and not re.match(r"^\w+=", line)]
     assert len(entries) == 1, entries
     return entries[0]
+
+
+def test_readme_and_operations_guide_document_the_same_crontab_line():
+    assert _documented_cron_line(README) == _documented_cron_line(OPERATIONS)
 
 
 def test_documented_crontab_line_works_as_written(tmp_path, shared_data_dir, mirror):
