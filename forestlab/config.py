@@ -460,9 +460,7 @@ def _param_constraints(cls: type) -> dict[str, Any]:
     from forestlab.learners import BreimanForestClassifier
 
     constraints = dict(RandomForestClassifier._parameter_constraints)
-    # forestlab's own max_features rules (breiman_log2, ...) are checked when the forest is fitted, and a bad value
-    # fails the run with resolve_max_features' message (the tests use max_features=banana as their failing run)
-    constraints.pop("max_features", None)
+    constraints.pop("max_features", None)  # forestlab's own rules (breiman_log2, ...): see _check_param
     if isinstance(cls, type) and issubclass(cls, BreimanForestClassifier):
         return constraints
     return {k: constraints[k] for k in ("n_estimators", "max_depth", "min_samples_leaf", "bootstrap", "n_jobs")}
@@ -472,6 +470,16 @@ def _check_param(alg: str, cls: type, where: str, key: str, value: Any) -> None:
     from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
     constraints = _param_constraints(cls)
+    if key == "max_features" and key not in constraints:
+        # every forestlab learner with a max_features passes it to resolve_max_features: check its form now (the
+        # number of features is only known once the data are loaded; a count above it is clipped, never an error)
+        from forestlab.learners import resolve_max_features
+
+        try:
+            resolve_max_features(value, 1 << 30)
+        except ValueError as exc:
+            raise ConfigError(f"algorithm '{alg}': {where}: {exc}") from None
+        return
     if key not in constraints:
         return
     try:

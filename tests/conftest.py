@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,40 @@ def count_done(db: Path) -> int:
         return n
     except sqlite3.OperationalError:
         return 0
+
+
+FAILING_LEARNER = '''
+"""A test-only learner whose every fit fails (a run that fails inside the learner, after the config is valid)."""
+from forestlab.learners import REGISTRY, BreimanForestClassifier
+
+
+class FailingForest(BreimanForestClassifier):
+    def fit(self, X, y):
+        raise ValueError("deliberate failure of the test-only 'failing' learner")
+
+
+REGISTRY["failing"] = FailingForest
+'''
+
+
+@pytest.fixture
+def failing_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An algorithm ``failing`` whose runs always fail: a copy of conf/ with ``algorithm/failing.yaml``, the learner
+    registered in this process, and (through a sitecustomize on PYTHONPATH, in the returned environment) in every
+    forestlab process and loky worker started with it."""
+    conf = tmp_path / "conf-failing"
+    shutil.copytree(REPO / "conf", conf)
+    (conf / "algorithm" / "failing.yaml").write_text(
+        "name: failing\nestimator: failing\nseed_tag: failing\nparams: {n_estimators: 5}\ngrid: {}\n")
+    site = tmp_path / "site-failing"
+    site.mkdir()
+    (site / "failing_learner.py").write_text(FAILING_LEARNER)
+    (site / "sitecustomize.py").write_text("import failing_learner  # noqa: F401\n")
+    namespace: dict[str, object] = {}
+    exec(compile(FAILING_LEARNER, "failing_learner.py", "exec"), namespace)  # registers it in this process
+    from forestlab.learners import REGISTRY
+
+    monkeypatch.setitem(REGISTRY, "failing", REGISTRY.pop("failing"))  # so that it is removed after the test
+    monkeypatch.setenv("FORESTLAB_CONF_DIR", str(conf))
+    return {"FORESTLAB_CONF_DIR": str(conf),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}

@@ -70,10 +70,9 @@ def test_bad_input_exit_2_with_one_line(workdir, args, message):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_failed_runs_exit_1_after_storing_the_others(workdir):
-    # max_features=banana fails inside the learner: every run fails, is stored, and the exit status is 1
-    proc = run_cli("run", "dataset=ringnorm", "seeds=2", "algorithm.params.max_features=banana",
-                   "algorithm.params.n_estimators=5", "--quiet")
+def test_failed_runs_exit_1_after_storing_the_others(workdir, failing_env):
+    # the test-only learner fails inside every fit: every run fails, is stored, and the exit status is 1
+    proc = run_cli("run", "dataset=ringnorm", "seeds=2", "algorithm=failing", "--quiet", env=failing_env)
     assert proc.returncode == 1, proc.stderr
     assert "2 runs failed" in proc.stderr
     con = sqlite3.connect(workdir / "results" / "runs.sqlite")

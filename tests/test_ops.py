@@ -211,11 +211,11 @@ def test_run_logs_to_a_rotating_file(workdir, tmp_path):
     assert "rep 7" not in (logs / "forestlab.log").read_text() and "rep 7" not in own.read_text()
 
 
-def test_failures_reach_the_log_file(workdir):
-    res = runner.invoke(app, ["run", *TINY, "algorithm.params.max_features=banana", "--quiet"])
+def test_failures_reach_the_log_file(workdir, failing_env):
+    res = runner.invoke(app, ["run", *TINY, "algorithm=failing", "--quiet"])
     assert res.exit_code == 1
     log = (workdir / "results" / "logs" / "forestlab.log").read_text()
-    assert re.search(r"ERROR run \w{12} \(rf on ringnorm rep 0\) failed: .*banana", log)
+    assert re.search(r"ERROR run \w{12} \(failing on ringnorm rep 0\) failed: .*deliberate failure", log)
     assert "ERROR 1 runs failed" in log
 
 

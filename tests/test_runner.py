@@ -41,15 +41,15 @@ def test_rerun_skips_done_runs_and_force_recomputes(workdir):
         assert forced.done == len(specs) and store.count() == len(specs)
 
 
-def test_failing_run_is_stored_with_traceback_and_others_go_on(workdir):
+def test_failing_run_is_stored_with_traceback_and_others_go_on(workdir, failing_env):
     good = plan(compose(QUICK))
-    bad = plan(compose(QUICK + ["algorithm.params.max_features=banana"]))
+    bad = plan(compose(["dataset=ringnorm", "algorithm=failing"]))
     with Store(workdir / "r") as store:
         summary = execute(good[:1] + bad[:1] + good[1:2], store)
         assert summary.done == 2 and summary.failed == 1
         df = store.records().set_index("key")
         err = df.loc[bad[0].key, "error"]
-        assert "Traceback" in err and "banana" in err
+        assert "Traceback" in err and "deliberate failure" in err
         # a failed run is retried on the next run (failures are not cached)
         again = execute(bad[:1], store)
         assert again.failed == 1 and again.already_done == 0
