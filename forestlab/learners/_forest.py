@@ -17,7 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._vote import tree_prediction_indices, vote_counts, vote_error_curves
+from forestlab.learners._vote import TreeVoteMixin, tree_prediction_indices, vote_counts, vote_error_curves
 
 __all__ = ["BreimanForestClassifier", "resolve_max_features", "MAX_FEATURES_RULES"]
 
@@ -125,7 +125,7 @@ def _cumulative_vote_errors(
     return wrong, covered
 
 
-class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
+class BreimanForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
     """Breiman's random forest voting by hard majority (the forest of zirakiza2013 and pisetta2010).
 
     The trees come from a public :class:`sklearn.ensemble.RandomForestClassifier`; predictions are the majority
@@ -222,9 +222,6 @@ class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------------------------------------------------
-    def _n_jobs(self) -> int:
-        return 1 if self.n_jobs is None else int(self.n_jobs)
-
     def fit(self, X: Any, y: Any) -> BreimanForestClassifier:
         """Grow the forest, then record the trees' training predictions and the out-of-bag vote.
 
@@ -290,32 +287,8 @@ class BreimanForestClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------------------------------------------------
-    def _validate_X_predict(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float32, order="C")
-
-    def _tree_indices(self, X: Any) -> np.ndarray:
-        X = self._validate_X_predict(X)
-        return tree_prediction_indices(self.estimators_, X, np.arange(len(self.classes_)), n_jobs=self._n_jobs())
-
     def _vote_counts(self, X: Any) -> np.ndarray:
         return vote_counts(self._tree_indices(X), len(self.classes_))
-
-    def tree_predictions(self, X: Any) -> np.ndarray:
-        """Labels predicted by each tree.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        ndarray of shape (n_estimators, n_samples)
-            ``out[t, i]`` is tree t's label for sample i (dtype of ``classes_``).
-        """
-        pred_idx = self._tree_indices(X)  # checks that the forest is fitted
-        return self.classes_.take(pred_idx)
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority vote of the trees; ties go to the lowest class index (sgn(0) = -1 for labels {-1, +1}).

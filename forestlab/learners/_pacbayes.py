@@ -33,7 +33,7 @@ from forestlab.learners._qp import (
     solve_sorf_path,
     sorf_matrices,
 )
-from forestlab.learners._vote import tree_prediction_indices, vote_error_curves
+from forestlab.learners._vote import TreeVoteMixin, vote_error_curves
 
 __all__ = [
     "DEFAULT_C_GRID",
@@ -190,7 +190,7 @@ def _cumulative_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: 
 # ---------------------------------------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------------------------------------
-class PACBayesForestClassifier(ClassifierMixin, BaseEstimator):
+class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
     """A Breiman forest whose trees vote with uniform (RF), SORF or MinCq weights (zirakiza2013).
 
     The trees are grown once (through ``fit_cache`` when given, so RF, SORF and MinCq on a split share them);
@@ -497,14 +497,6 @@ class PACBayesForestClassifier(ClassifierMixin, BaseEstimator):
             distribution = self._vote_weights
         return pac_bayes_diagnostics(mass, y_idx, np.clip(distribution, 0.0, None), self._vote_weights, delta=DELTA)
 
-    def _n_jobs(self) -> int:
-        return 1 if self.n_jobs is None else int(self.n_jobs)
-
-    def _tree_indices(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float32, order="C")
-        return tree_prediction_indices(self.estimators_, X, np.arange(len(self.classes_)), n_jobs=self._n_jobs())
-
     def _snapped_scores(self, X: Any) -> np.ndarray:
         """Class scores (n_samples, K) with scores within the tie tolerance of the best set equal to it."""
         pred_idx = self._tree_indices(X)  # checks that the estimator is fitted
@@ -512,11 +504,6 @@ class PACBayesForestClassifier(ClassifierMixin, BaseEstimator):
         scores = class_scores(pred_idx, len(self.classes_), w)[:, :, 0].T
         best = scores.max(axis=1, keepdims=True)
         return np.where(scores >= best - TIE_RTOL * np.abs(w).sum(), best, scores)
-
-    def tree_predictions(self, X: Any) -> np.ndarray:
-        """Labels predicted by each tree, shape (n_trees, n_samples), in vote order."""
-        pred_idx = self._tree_indices(X)  # checks that the estimator is fitted
-        return self.classes_.take(pred_idx)
 
     def predict(self, X: Any) -> np.ndarray:
         """The weighted majority vote; ties go to the lowest class index (sgn(0) = -1 with labels {-1, +1}).

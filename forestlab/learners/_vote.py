@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils import check_array
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._cache import fingerprint
 
-__all__ = ["shared_tree_predictions", "tree_prediction_indices", "tree_predictions", "vote_counts", "vote_scores",
-           "weighted_vote"]
+__all__ = ["TreeVoteMixin", "shared_tree_predictions", "tree_prediction_indices", "tree_predictions", "vote_counts",
+           "vote_scores", "weighted_vote"]
 
 # (tree ids, input fingerprint, classes) -> (the trees, read-only class indices); None outside the context manager.
 _shared: ContextVar[dict[tuple[Any, ...], tuple[tuple[Any, ...], np.ndarray]] | None] = ContextVar(
@@ -307,3 +308,26 @@ def vote_error_curves(
         wrong, covered = cumulative_errors(test_idx, y_test_idx)
         out["test_error"] = wrong / np.maximum(covered, 1)
     return out
+
+
+class TreeVoteMixin:
+    """The trees' predictions for an estimator that votes with the fitted trees in ``estimators_`` (labels
+    ``classes_``, threads ``n_jobs``): RF and its PAC-Bayes reweightings."""
+
+    estimators_: Sequence[Any]
+    classes_: np.ndarray
+    n_jobs: int | None
+
+    def _n_jobs(self) -> int:
+        return 1 if self.n_jobs is None else int(self.n_jobs)
+
+    def _tree_indices(self, X: Any) -> np.ndarray:
+        """Class indices predicted by each tree, shape (n_trees, n_samples); checks that the estimator is fitted."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float32, order="C")
+        return tree_prediction_indices(self.estimators_, X, np.arange(len(self.classes_)), n_jobs=self._n_jobs())
+
+    def tree_predictions(self, X: Any) -> np.ndarray:
+        """Labels predicted by each tree on the samples ``X``: an array of shape (n_estimators, n_samples) whose
+        ``[t, i]`` is tree t's label for sample i (dtype of ``classes_``), trees in vote order."""
+        return self.classes_.take(self._tree_indices(X))
