@@ -370,9 +370,7 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
             emit(rec["status"], (spec, rec))
 
     if todo:
-        config: dict[str, Any] = {"backend": backend, "n_jobs": n_jobs}
-        if backend == "loky" and n_jobs == 1:
-            config = {"backend": "sequential", "n_jobs": 1}
+        config = _joblib_config(backend, n_jobs)
         client = _dask_client(scheduler) if backend == "dask" else None
         deaths = _worker_death_errors()
         groups = group_specs(todo)
@@ -405,6 +403,20 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     return summary
 
 
+def _joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
+    """joblib's ``parallel_config`` for a launcher. Loky workers ignore SIGINT: Ctrl-C reaches the whole process
+    group, and only this process should act on it (it stops the fan-out, which terminates the workers); a worker
+    interrupted mid-task would print its own traceback."""
+    import signal
+
+    if backend == "loky" and n_jobs == 1:
+        return {"backend": "sequential", "n_jobs": 1}
+    if backend == "loky":
+        return {"backend": "loky", "n_jobs": n_jobs, "initializer": signal.signal,
+                "initargs": (signal.SIGINT, signal.SIG_IGN)}
+    return {"backend": backend, "n_jobs": n_jobs}
+
+
 class _BackendError(Exception):
     """A job could not be run or its result not received for a reason outside the run (a lost dask cluster)."""
 
@@ -417,18 +429,12 @@ def _run_jobs(groups: Sequence[Sequence[RunSpec]], config: Mapping[str, Any],
     depend on ``n_jobs`` (a thread count can change a floating-point sum's order), and the small matrix products
     of a run gain nothing from more threads (they spin, measured slower).
 
-    Loky workers ignore SIGINT: Ctrl-C reaches the whole process group, and only this process should act on it
-    (it stops the fan-out, which terminates the workers); a worker interrupted mid-task would print its own
-    traceback.
+    ``config`` comes from :func:`_joblib_config`.
     """
-    import signal
-
     from joblib import Parallel, delayed, parallel_config
     from threadpoolctl import threadpool_limits
 
     limits = threadpool_limits(1) if config["backend"] == "sequential" else contextlib.nullcontext()
-    if config["backend"] == "loky":
-        config = {**config, "initializer": signal.signal, "initargs": (signal.SIGINT, signal.SIG_IGN)}
     with limits, parallel_config(**config):
         jobs = iter(Parallel(return_as="generator_unordered")(
             delayed(execute_group_packed)([_worker_payload(s) for s in group]) for group in groups))
