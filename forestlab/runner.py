@@ -198,9 +198,16 @@ def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None 
 def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """:func:`execute_group` as a parallel job: each record's arrays come back packed (compressed ``.npz`` bytes),
     so the compression happens in the workers and the process that owns the store only writes bytes."""
-    from forestlab.store import pack_arrays
+    from forestlab.store import PackedArrays, pack_arrays
 
-    return [{**rec, "arrays": pack_arrays(rec["arrays"])} for rec in execute_group(payloads)]
+    def packed(rec: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {**rec, "arrays": pack_arrays(rec["arrays"])}
+        except ValueError as exc:  # an object array: it could only be stored pickled
+            return {**rec, "status": "failed", "arrays": PackedArrays((), b""),
+                    "error": f"ValueError: the run's arrays cannot be stored without pickling ({exc})"}
+
+    return [packed(rec) for rec in execute_group(payloads)]
 
 
 def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
@@ -278,11 +285,12 @@ class Summary:
         return self.failed == 0 and self.skipped == 0 and not self.interrupted
 
 
-def preflight(specs: Sequence[RunSpec], *, in_process: bool = True) -> dict[str, str]:
-    """Load each planned dataset once in this process; return {dataset: error message} for those that fail.
+def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
+    """Check that each planned dataset can be had; return {dataset: error message} for those that cannot.
 
-    When the runs execute in other processes (``in_process=False``), a dataset whose verified processed arrays are
-    on disk and up to date is only checked, not loaded: the workers load it themselves.
+    A dataset whose verified processed arrays are on disk and up to date is only checked (its metadata read): the
+    runs load it themselves, in this process or in the workers. Any other is loaded once here, which verifies and
+    parses its files and writes its processed arrays for the runs.
     """
     from forestlab.datasets import load_dataset
     from forestlab.datasets._load import processed_ready
@@ -294,8 +302,7 @@ def preflight(specs: Sequence[RunSpec], *, in_process: bool = True) -> dict[str,
             continue
         seen.add(spec.dataset)
         paths = spec.payload["paths"]
-        if not in_process and processed_ready(spec.payload["dataset_cfg"], data_dir=paths["data_dir"],
-                                              mirror=paths.get("mirror")):
+        if processed_ready(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=paths.get("mirror")):
             continue
         try:
             load_dataset(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=paths.get("mirror"),
@@ -346,7 +353,7 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     statuses = store.statuses(s.key for s in specs)
     todo = [s for s in specs if force or statuses.get(s.key) != "done"]
     summary.already_done = len(specs) - len(todo)
-    problems = preflight(todo, in_process=backend == "loky" and n_jobs == 1) if todo else {}
+    problems = preflight(todo) if todo else {}
     for dataset, message in problems.items():
         n = sum(1 for s in todo if s.dataset == dataset)
         summary.skipped += n

@@ -335,12 +335,13 @@ class PackedArrays:
 
 
 def pack_arrays(arrays: Mapping[str, np.ndarray]) -> PackedArrays:
-    """Compress ``arrays`` into the bytes of an ``.npz`` file (no pickled objects: ``np.load`` with pickling
-    refused reads it). Workers pack their runs' arrays, so the process that owns the store only writes bytes."""
+    """Compress ``arrays`` into the bytes of an ``.npz`` file; an object array is refused (ValueError), so that
+    ``np.load`` with pickling refused reads every file. Workers pack their runs' arrays, so the process that owns
+    the store only writes bytes."""
     if not arrays:
         return PackedArrays((), b"")
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+    np.savez_compressed(buffer, allow_pickle=False, **{k: np.asarray(v) for k, v in arrays.items()})
     return PackedArrays(tuple(sorted(arrays)), buffer.getvalue())
 
 

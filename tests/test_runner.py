@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from forestlab import runner
 from forestlab.config import compose
 from forestlab.learners._cache import FitCache
 from forestlab.runner import execute, execute_group, execute_spec, group_specs, plan
@@ -99,3 +100,20 @@ def test_experiment_params_apply_to_every_algorithm_that_has_them(workdir):
     for spec in specs:
         params = spec.identity["learner"]["params"]
         assert params["regime"] == "stumps" and "not_a_param" not in params
+
+
+def test_a_run_whose_arrays_need_pickle_fails_alone(workdir, monkeypatch):
+    specs = plan(compose(QUICK + ["seeds=1"]))
+    group = group_specs(specs)[0]
+    real = runner.execute_group
+
+    def with_an_object_array(payloads):
+        records = real(payloads)
+        records[0]["arrays"]["bad"] = np.array([{"a": 1}], dtype=object)
+        return records
+
+    monkeypatch.setattr(runner, "execute_group", with_an_object_array)
+    records = runner.execute_group_packed([s.payload for s in group])
+    assert [r["status"] for r in records] == ["failed", "done", "done"]
+    assert "cannot be stored without pickling" in records[0]["error"] and not records[0]["arrays"].names
+    assert all(r["arrays"].npz for r in records[1:])

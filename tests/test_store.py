@@ -50,6 +50,10 @@ def test_arrays_roundtrip_without_pickle(tmp_path):
         np.savez(store.arrays_dir / "evil.npz", x=np.array([{"a": 1}], dtype=object))
         with pytest.raises(StoreError, match="cannot read"):
             store.load_arrays("evil")
+        # and it is never written: packing refuses it, and no file appears
+        with pytest.raises(ValueError, match="pickle"):
+            store.save_arrays("obj", {"x": np.array([{"a": 1}], dtype=object)})
+        assert sorted(p.name for p in store.arrays_dir.iterdir()) == ["evil.npz", "k.npz"]
 
 
 def test_corrupt_store_is_a_clear_error_and_left_untouched(tmp_path):

@@ -34,8 +34,8 @@ PROCESSED_VERSION = 1
 # Sources whose parsing costs enough to keep the processed arrays on disk.
 _PROCESSED_KINDS = ("uci", "mnist")
 # The in-process cache holds a few datasets (plans are dataset-major, so a process rarely needs an older one back).
-# Kept under loky's leak check (a worker whose memory grows by 300 MB after its first job is replaced): a larger cache
-# of MNIST pairs (88 MB each) would get workers restarted, and reloaded, in the middle of an experiment.
+# Kept under loky's leak check, which replaces a worker whose memory has grown by 300 MB since its first job: a cache
+# holding several MNIST pairs (88 MB each) could get a worker replaced, and its datasets reloaded, mid-experiment.
 _CACHE_MAX_BYTES = 200 << 20
 _cache: OrderedDict[tuple[str, str, str], Dataset] = OrderedDict()
 _cache_lock = threading.Lock()
