@@ -1,8 +1,14 @@
 """Named, pluggable evaluation metrics, so that no report code assumes one kind of learner.
 
 A :class:`Metric` says what it needs: ``kind="label"`` metrics compare predicted labels with the truth (risk,
-accuracy), ``kind="score"`` metrics rank real-valued scores (AUC, truncated AUC). :func:`compute_metrics` evaluates
-the metrics a run asks for from whatever the learner provides and silently skips those it cannot evaluate.
+accuracy), ``kind="score"`` metrics rank real-valued scores (AUC, truncated AUC), ``kind="pvalue"`` metrics read a
+two-sample test's stored p-value (``reject``: its mean over runs is the test's power). :func:`compute_metrics`
+evaluates the metrics a run asks for from whatever the learner provides and silently skips those it cannot evaluate.
+:func:`direction` tells whether higher is better for a stored metric name (``test_auc``, ``oob_risk``, ...).
+
+A :class:`Measure` is a table cell computed across runs rather than averaged over them (:data:`MEASURES`):
+depecker2010's ranking ``instability`` and the ``roc_envelope_width``; :func:`roc_envelope` gives the envelope
+itself for figures. Measures read each run's stored arrays (``y_test``, ``test_scores``).
 
 Binary labels are {-1, +1} with +1 the positive class (scores: larger means more likely +1).
 
@@ -15,7 +21,7 @@ Binary labels are {-1, +1} with +1 the positive class (scores: larger means more
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -26,18 +32,30 @@ from sklearn import metrics as _skm
 from forestlab.errors import ConfigError
 
 __all__ = [
+    "MEASURES",
     "METRICS",
+    "Measure",
     "Metric",
     "accuracy",
     "auc",
     "compute_metrics",
+    "direction",
+    "get_measure",
     "get_metric",
+    "instability",
+    "reject",
     "risk",
     "roc_curve",
+    "roc_envelope",
+    "roc_envelope_width",
+    "spearman_distance",
     "truncated_auc",
 ]
 
 POS_LABEL = 1
+
+#: The level of the two-sample tests' rejections (depecker2010 Table 6.1: power at level 5%).
+LEVEL = 0.05
 
 
 @dataclass(frozen=True)
@@ -48,8 +66,9 @@ class Metric:
     ----------
     name : str
         Registry key, also the suffix of the stored metric (``test_<name>``).
-    kind : {"label", "score"}
-        ``"label"``: ``func(y_true, y_pred)``; ``"score"``: ``func(y_true, scores)``.
+    kind : {"label", "score", "pvalue"}
+        ``"label"``: ``func(y_true, y_pred)``; ``"score"``: ``func(y_true, scores)``; ``"pvalue"``:
+        ``func(y_true, p_value)`` with ``p_value`` a two-sample test's scalar p-value (``y_true`` unused).
     greater_is_better : bool
         Direction, for tables that mark the best value.
     func : callable
@@ -57,7 +76,7 @@ class Metric:
     """
 
     name: str
-    kind: Literal["label", "score"]
+    kind: Literal["label", "score", "pvalue"]
     greater_is_better: bool
     func: Callable[[Any, Any], float]
 
@@ -205,6 +224,36 @@ def roc_curve(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> tuple[
     return fpr, tpr
 
 
+def reject(p_value: Any, level: float = LEVEL) -> float:
+    """1.0 when a test's p-value is below ``level`` (the null hypothesis is rejected), else 0.0.
+
+    Averaged over runs this is the rejection rate: the power of the test under an alternative, its size under the
+    null (depecker2010 Table 6.1, level 5%).
+
+    Parameters
+    ----------
+    p_value : float
+        A p-value in [0, 1].
+    level : float, default=0.05
+        The test's level.
+
+    Returns
+    -------
+    float
+        1.0 or 0.0; NaN for a NaN p-value.
+    """
+    p = float(np.asarray(p_value, dtype=np.float64).reshape(()))
+    if math.isnan(p):
+        return math.nan
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a p-value must be in [0, 1], got {p}")
+    return 1.0 if p < level else 0.0
+
+
+def _reject_metric(y_true: Any, p_value: Any) -> float:
+    return reject(p_value)
+
+
 #: Metric name -> Metric. ``truncated_auc`` is at u0 = 0.1; ``truncated_auc_20/10/05`` are depecker2010's levels.
 METRICS: dict[str, Metric] = {
     m.name: m
@@ -216,6 +265,7 @@ METRICS: dict[str, Metric] = {
         Metric("truncated_auc_20", "score", True, partial(truncated_auc, u0=0.2)),
         Metric("truncated_auc_10", "score", True, partial(truncated_auc, u0=0.1)),
         Metric("truncated_auc_05", "score", True, partial(truncated_auc, u0=0.05)),
+        Metric("reject", "pvalue", True, _reject_metric),
     )
 }
 
@@ -240,6 +290,7 @@ def compute_metrics(
     y_pred: Any = None,
     scores: Any = None,
     prefix: str = "test_",
+    p_value: Any = None,
 ) -> dict[str, float]:
     """Evaluate the named metrics from what is available.
 
@@ -255,13 +306,15 @@ def compute_metrics(
         Scores (e.g. ``decision_function``); score metrics are skipped without it.
     prefix : str, default="test_"
         Prepended to each metric name in the result.
+    p_value : float, optional
+        A two-sample test's p-value; p-value metrics (``reject``) are skipped without it.
 
     Returns
     -------
     dict of str to float
         E.g. ``{"test_risk": 0.12, "test_accuracy": 0.88}``, in the order of ``names``.
     """
-    inputs = {"label": y_pred, "score": scores}
+    inputs = {"label": y_pred, "score": scores, "pvalue": p_value}
     out: dict[str, float] = {}
     for name in names:
         metric = get_metric(name)
@@ -269,3 +322,257 @@ def compute_metrics(
         if values is not None:
             out[f"{prefix}{metric.name}"] = metric(y_true, values)
     return out
+
+
+#: Prefixes of stored metric names (``test_auc``, ``train_risk``, ``oob_risk``).
+STORED_PREFIXES = ("test_", "train_", "oob_")
+
+
+def direction(stored_name: str) -> bool | None:
+    """Whether higher is better for a stored metric name: True, False, or None when unknown.
+
+    The prefix ``test_``, ``train_`` or ``oob_`` is stripped and the rest looked up in :data:`METRICS`; a name that
+    is not a metric is looked up in :data:`MEASURES` (cross-run cells such as ``instability``).
+
+    >>> direction("test_auc"), direction("oob_risk"), direction("test_truncated_auc_05"), direction("n_train")
+    (True, False, True, None)
+    """
+    if not isinstance(stored_name, str):
+        return None
+    base = stored_name
+    for prefix in STORED_PREFIXES:
+        if stored_name.startswith(prefix):
+            base = stored_name[len(prefix):]
+            break
+    for name in (base, stored_name):
+        if name in METRICS:
+            return METRICS[name].greater_is_better
+    for name in (stored_name, base):
+        if name in MEASURES:
+            return MEASURES[name].greater_is_better
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cross-run measures: a table cell computed from a set of runs (depecker2010's instability, ROC envelopes).
+# ---------------------------------------------------------------------------------------------------------------
+Run = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A named statistic over a set of runs.
+
+    Parameters
+    ----------
+    name : str
+        Registry key, also the name of the table cell.
+    greater_is_better : bool
+        Direction, for tables that mark the best value.
+    func : callable
+        ``func(runs) -> float``, each run a mapping of its stored arrays (at least ``y_test`` and ``test_scores``).
+    """
+
+    name: str
+    greater_is_better: bool
+    func: Callable[[Sequence[Run]], float]
+
+    def __call__(self, runs: Sequence[Run]) -> float:
+        return float(self.func(runs))
+
+
+def _run_arrays(runs: Sequence[Run], what: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each run's (y_test, test_scores), checked: present, same length, finite scores."""
+    out = []
+    for i, run in enumerate(runs):
+        if "y_test" not in run or "test_scores" not in run:
+            raise ValueError(f"{what}: run {i} has no stored y_test and test_scores (the learner gave no scores)")
+        y, s = _pair(run["y_test"], run["test_scores"], "test_scores")
+        s = s.astype(np.float64)
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"{what}: run {i} has non-finite test scores")
+        out.append((y, s))
+    return out
+
+
+def _midranks(scores: np.ndarray) -> np.ndarray:
+    """Ranks 1..N, ties sharing their mean rank (depecker2010's midrank convention, rankdata 'average')."""
+    from scipy.stats import rankdata
+
+    return rankdata(scores, method="average")
+
+
+def spearman_distance(scores_a: Any, scores_b: Any) -> float:
+    """depecker2010's Spearman-rho distance between the rankings two scorers induce on one sample.
+
+    delta(a, b) = 100 (1 - rho), rho = 1 - 6 sum_i (R_a(z_i) - R_b(z_i))^2 / (N (N^2 - 1)) (eq. 4.6), with R the
+    midranks of the scores on the N points (ties share their mean rank); so delta = 600 sum_i d_i^2 / (N (N^2 - 1)),
+    in [0, 200]: 0 for the same ranking, 200 for reversed rankings without ties. See :func:`instability`.
+
+    Parameters
+    ----------
+    scores_a, scores_b : array-like of shape (N,)
+        Two scorers' values on the same points.
+
+    Returns
+    -------
+    float
+        NaN when N < 2.
+    """
+    a, b = _pair(scores_a, scores_b, "scores_b")
+    n = a.size
+    if n < 2:
+        return math.nan
+    d = _midranks(a.astype(np.float64)) - _midranks(b.astype(np.float64))
+    return float(600.0 * np.dot(d, d) / (n * (n * n - 1.0)))
+
+
+def instability(runs: Sequence[Run]) -> float:
+    """depecker2010's ranking instability Instab_N: the mean over all pairs of runs of the Spearman distance between
+    the rankings their scorers induce on the common test set (chapter 4, eqs. 4.21-4.22; Table 4.2's italic column).
+
+    Formula::
+
+        Instab_N = 2 / (N (N - 1)) * sum_{b < b'} delta(s_b, s_b'),
+        delta(s, s') = 100 * (1 - rho(s, s')),
+        rho(s, s')  = 1 - 6 * sum_i (R_s(x_i) - R_s'(x_i))^2 / (m (m^2 - 1)),
+
+    N runs, m test points, R the **midranks** of the test scores (ties share their mean rank, the digest's §2.10
+    convention). rho is the thesis's eq. 4.6 applied to midranks; delta is the digest's "most plausible" scale
+    (§2.12, §6 item 12: the average over pairs of 100 (1 - rho)), in [0, 200]: 0 when every run ranks the test set
+    alike, 200 for two exactly reversed rankings without ties (the maximum). Lower is more stable. With ties, eq.
+    4.6 on midranks differs from ``scipy.stats.spearmanr`` (the Pearson correlation of midranks); eq. 4.6 is used
+    because it is the thesis's formula, is a squared distance between rank vectors (a pseudo-metric, as the
+    thesis's delta must be), and stays defined for a constant scorer. The other scale the digest mentions,
+    (1 - rho) / 2 * 100, is this value halved.
+
+    Which runs are passed in is the reading of the measure, not a different function (§6 item 12, §8): the thesis's
+    definition compares scorers learned on independent training sets (the N repetitions of the ``resample``
+    protocol against its fixed test set); §8 notes that the printed values of the bagged forests (~3) may rather
+    measure the forest's own randomness, i.e. N forests grown with different seeds on one training set. Both are
+    this function applied to the corresponding set of runs.
+
+    Parameters
+    ----------
+    runs : sequence of mapping
+        Each run's stored arrays, at least ``y_test`` and ``test_scores``.
+
+    Returns
+    -------
+    float
+        NaN with fewer than two runs.
+
+    Raises
+    ------
+    ValueError
+        If the runs do not share one test set (their ``y_test`` differ), or a run lacks scores.
+    """
+    pairs = _run_arrays(runs, "instability")
+    if pairs:
+        y0 = pairs[0][0]
+        for y, _ in pairs[1:]:
+            if y.shape != y0.shape or not np.array_equal(y, y0):
+                raise ValueError("instability: the runs do not share a test set (their y_test differ); the "
+                                 "measure compares rankings of one common test set")
+    if len(pairs) < 2:
+        return math.nan
+    ranks = np.vstack([_midranks(s) for _, s in pairs])
+    m = ranks.shape[1]
+    if m < 2:
+        return math.nan
+    from scipy.spatial.distance import pdist
+
+    sq = pdist(ranks, metric="sqeuclidean")  # sum_i d_i^2 for every pair b < b'
+    return float(np.mean(600.0 * sq / (m * (m * m - 1.0))))
+
+
+#: The default false-positive-rate grid of :func:`roc_envelope`.
+ROC_GRID = np.linspace(0.0, 1.0, 201)
+
+
+def _tpr_at(fpr: np.ndarray, tpr: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The broken-line ROC curve through (fpr, tpr) evaluated at ``grid`` (depecker2010's Convention 2: points
+    joined by segments); on a vertical segment (several points at one FPR) the curve's highest TPR."""
+    u, first = np.unique(fpr, return_index=True)
+    last = np.r_[first[1:] - 1, len(fpr) - 1]
+    lower, upper = tpr[first], tpr[last]  # tpr is non-decreasing along the curve
+    k = np.clip(np.searchsorted(u, grid, side="right") - 1, 0, len(u) - 1)
+    out = upper[k].astype(np.float64)
+    between = (grid > u[k]) & (k + 1 < len(u))
+    kb = k[between]
+    t = (grid[between] - u[kb]) / (u[kb + 1] - u[kb])
+    out[between] = upper[kb] + t * (lower[kb + 1] - upper[kb])
+    return out
+
+
+def roc_envelope(runs: Sequence[Run], grid: Any = ROC_GRID) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pointwise envelope of the runs' test ROC curves, for figures (depecker2010 Figs 4.1, 4.3).
+
+    Each run's empirical ROC curve (:func:`roc_curve`, its points joined by segments) is evaluated at every false
+    positive rate of ``grid`` (on a vertical segment, its highest TPR); the envelope is the pointwise min, mean and
+    max over runs. The runs need not share a test set (each curve is computed on its own ``y_test``), though the
+    thesis's envelopes are over one test set.
+
+    Parameters
+    ----------
+    runs : sequence of mapping
+        Each run's stored arrays, at least ``y_test`` and ``test_scores``.
+    grid : array-like, default=np.linspace(0, 1, 201)
+        False positive rates in [0, 1].
+
+    Returns
+    -------
+    grid, tpr_min, tpr_mean, tpr_max : ndarray of shape (len(grid),)
+
+    Raises
+    ------
+    ValueError
+        No runs, a run without scores, or a test set with one class only.
+    """
+    g = np.asarray(grid, dtype=np.float64).ravel()
+    if g.size == 0 or not np.all((g >= 0.0) & (g <= 1.0)):
+        raise ValueError("roc_envelope: the grid must be non-empty false positive rates in [0, 1]")
+    pairs = _run_arrays(runs, "roc_envelope")
+    if not pairs:
+        raise ValueError("roc_envelope: no runs")
+    curves = []
+    for i, (y, s) in enumerate(pairs):
+        pos = y == POS_LABEL
+        if pos.all() or not pos.any():
+            raise ValueError(f"roc_envelope: run {i}'s test set has a single class, so it has no ROC curve")
+        fpr, tpr = roc_curve(y, s)
+        curves.append(_tpr_at(fpr, tpr, g))
+    tprs = np.vstack(curves)
+    return g, tprs.min(axis=0), tprs.mean(axis=0), tprs.max(axis=0)
+
+
+def roc_envelope_width(runs: Sequence[Run], grid: Any = ROC_GRID) -> float:
+    """Mean over ``grid`` of the width (max - min TPR) of the runs' ROC envelope: a table summary of
+    :func:`roc_envelope` (about the envelope's area with the default uniform grid; depecker2010 reports bagging
+    shrinking it by 40-50%). 0 when every curve is the same; lower is more stable."""
+    _, lo, _, hi = roc_envelope(runs, grid)
+    return float(np.mean(hi - lo))
+
+
+#: Measure name -> Measure.
+MEASURES: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure("instability", False, instability),
+        Measure("roc_envelope_width", False, roc_envelope_width),
+    )
+}
+
+
+def get_measure(name: str) -> Measure:
+    """The cross-run measure registered under ``name``.
+
+    Raises
+    ------
+    ConfigError
+        If ``name`` is unknown; the message lists the valid names.
+    """
+    try:
+        return MEASURES[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown measure '{name}'; valid measures: {', '.join(sorted(MEASURES))}") from None

@@ -4,6 +4,13 @@ Seeds are derived, never threaded through the code: ``derive_seed(base_seed, dat
 parts, so a run's randomness depends only on what identifies it, not on the order runs execute in, the worker that
 runs them or ``n_jobs``. Split seeds never include the algorithm, so learners compared in one table see the same
 splits; learner seeds include a ``seed_tag`` that learners share when they should grow the same trees.
+
+Protocol kinds (:func:`protocol_kinds`; :func:`check_protocol` validates a protocol config):
+
+- ``holdout``: one train/test split per repetition (:func:`make_split`);
+- ``kfold``: (stratified) k-fold cross-validation, one run per fold (:func:`make_split`);
+- ``resample``: a fresh training set drawn from a synthetic dataset's generator for every repetition, against one
+  test set drawn once (depecker2010 E4, E5, E9; :func:`draw_resample`).
 """
 
 from __future__ import annotations
@@ -26,12 +33,155 @@ def derive_seed(*parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
 
 
+#: The protocol kinds, in the order messages list them.
+PROTOCOL_KINDS = ("holdout", "kfold", "resample")
+
+
 @dataclass(frozen=True)
 class Split:
     """Indices of one train/test split of a dataset."""
 
     train: np.ndarray
     test: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class ResampleSplit:
+    """The data of one run of the ``resample`` protocol: a fresh training set and the shared test set.
+
+    ``X_test`` has shape (0, n_features) and ``y_test`` shape (0,) when the protocol's ``test_size`` is 0.
+    """
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+
+
+def protocol_kinds() -> tuple[str, ...]:
+    """The valid values of ``protocol.kind``."""
+    return PROTOCOL_KINDS
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_int(protocol: Mapping, key: str, minimum: int) -> None:
+    value = protocol.get(key)
+    if not _is_int(value):
+        raise ConfigError(f"protocol.{key} must be an integer >= {minimum} for kind {protocol['kind']}, "
+                          f"got {value!r}")
+    if value < minimum:
+        raise ConfigError(f"protocol.{key} must be >= {minimum} for kind {protocol['kind']}, got {value}")
+
+
+def _check_size(protocol: Mapping, key: str, allow_none: bool) -> None:
+    """A holdout size: an integer count >= 1 or a fraction in (0, 1) (None where allowed)."""
+    value = protocol.get(key)
+    if value is None:
+        if allow_none:
+            return
+        raise ConfigError(f"protocol.{key} must be set (an integer number of points or a fraction in (0, 1))")
+    if _is_int(value):
+        if value < 1:
+            raise ConfigError(f"protocol.{key} must be >= 1, got {value}")
+        return
+    if isinstance(value, float):
+        if not 0.0 < value < 1.0:
+            raise ConfigError(f"protocol.{key} as a fraction must be in (0, 1), got {value}")
+        return
+    raise ConfigError(f"protocol.{key} must be an integer or a fraction, got {value!r}")
+
+
+def check_protocol(protocol: Mapping) -> None:
+    """Validate a protocol config (before :func:`resolve_sizes`); raise a one-line ConfigError on the first problem.
+
+    - ``kind``: one of :data:`PROTOCOL_KINDS`;
+    - holdout: ``train_size`` an integer >= 1 or a fraction in (0, 1) (may be null when ``sizes_from`` names a
+      study), ``test_size`` the same or null (every point not in the training part);
+    - kfold: ``n_folds`` an integer >= 2;
+    - resample: ``train_size`` an integer >= 2 and ``test_size`` an integer >= 0 (0: no test set), numbers of
+      points drawn from the generator (fractions mean nothing without a finite pool); ``stratify`` must be false
+      (a generator draws the classes with its own prior);
+    - ``stratify``, ``resplit``: true or false when present;
+    - ``selection``: see :func:`forestlab.selection.selection_spec` (a test-set selection needs a test set).
+    """
+    from forestlab.selection import selection_spec
+
+    if not isinstance(protocol, Mapping):
+        raise ConfigError(f"a protocol must be a mapping with a `kind`, got {protocol!r}")
+    kind = protocol.get("kind")
+    if kind not in PROTOCOL_KINDS:
+        raise ConfigError(f"protocol.kind must be one of {', '.join(PROTOCOL_KINDS)}, got {kind!r}")
+    for key in ("stratify", "resplit"):
+        if protocol.get(key) is not None and not isinstance(protocol.get(key), bool):
+            raise ConfigError(f"protocol.{key} must be true or false, got {protocol.get(key)!r}")
+    if kind == "holdout":
+        _check_size(protocol, "train_size", allow_none=bool(protocol.get("sizes_from")))
+        _check_size(protocol, "test_size", allow_none=True)
+    elif kind == "kfold":
+        _check_int(protocol, "n_folds", 2)
+    else:
+        _check_int(protocol, "train_size", 2)
+        _check_int(protocol, "test_size", 0)
+        if protocol.get("stratify"):
+            raise ConfigError("protocol.stratify must be false for kind resample: the generator draws each point's "
+                              "class with its own prior")
+        if protocol.get("sizes_from"):
+            raise ConfigError("protocol.sizes_from is for kind holdout; kind resample takes train_size and "
+                              "test_size as numbers of points")
+    spec = selection_spec(protocol.get("selection"))
+    if spec["kind"] == "test" and kind == "resample" and protocol.get("test_size") == 0:
+        raise ConfigError("protocol.selection kind test needs a test set, but protocol.test_size is 0")
+
+
+def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset: str,
+                  repetition: int) -> ResampleSplit:
+    """The data of one repetition of the ``resample`` protocol (depecker2010 E4, E5, E9).
+
+    The training set is ``train_size`` fresh points of the dataset's generator, drawn with seed
+    ``derive_seed("resample-train", base_seed, dataset, repetition)``: independent training sets, one per
+    repetition. The test set is ``test_size`` points drawn with ``derive_seed("resample-test", base_seed,
+    dataset)``: no repetition in it, so every repetition is evaluated on the same test set (what the instability
+    measure and ROC envelopes compare). The two seeds never coincide (should a training seed hash to the test seed,
+    it is derived again with a salt), so no training set repeats the test set's draws.
+
+    Parameters
+    ----------
+    protocol : mapping
+        ``{kind: resample, train_size: INT, test_size: INT}`` (see :func:`check_protocol`).
+    ds_cfg : mapping
+        A dataset config with ``source.kind: synthetic``.
+    base_seed, dataset, repetition
+        What the seeds are derived from.
+
+    Raises
+    ------
+    ConfigError
+        If the protocol is not a valid resample protocol, or the dataset is not synthetic.
+    """
+    check_protocol({**protocol, "selection": None})
+    if protocol["kind"] != "resample":
+        raise ConfigError(f"draw_resample is for protocol kind resample, got kind {protocol['kind']}")
+    source = ds_cfg.get("source") or {}
+    if not isinstance(source, Mapping) or source.get("kind") != "synthetic":
+        kind = source.get("kind") if isinstance(source, Mapping) else None
+        raise ConfigError(f"protocol kind resample draws fresh samples from a generator, but dataset '{dataset}' "
+                          f"is not synthetic (source.kind={kind!r}); use a dataset with source.kind: synthetic "
+                          "or protocol kind holdout/kfold")
+    from forestlab.datasets._synthetic import sample_synthetic
+
+    test_seed = derive_seed("resample-test", base_seed, dataset)
+    train_seed = derive_seed("resample-train", base_seed, dataset, repetition)
+    salt = 0
+    while train_seed == test_seed:  # a 2**-32 event, but then the training set would repeat the test set's draws
+        salt += 1
+        train_seed = derive_seed("resample-train", base_seed, dataset, repetition, salt)
+    cfg = {**ds_cfg, "name": ds_cfg.get("name") or dataset}
+    X_train, y_train = sample_synthetic(cfg, int(protocol["train_size"]), train_seed)
+    X_test, y_test = sample_synthetic(cfg, int(protocol["test_size"]), test_seed)
+    return ResampleSplit(X_train, y_train, X_test, y_test)
 
 
 def n_folds(protocol: Mapping) -> int:
@@ -112,7 +262,10 @@ def make_split(protocol: Mapping, y: np.ndarray, *, base_seed: int, dataset: str
             if i == fold:
                 return Split(train, test)
         raise ConfigError(f"fold {fold} out of range for {k}-fold cross-validation")
-    raise ConfigError(f"unknown protocol kind '{kind}' (valid: holdout, kfold)")
+    if kind == "resample":
+        raise ConfigError(f"protocol kind resample draws fresh data for dataset '{dataset}' instead of splitting "
+                          "it: use draw_resample, not make_split")
+    raise ConfigError(f"unknown protocol kind '{kind}' (valid: {', '.join(PROTOCOL_KINDS)})")
 
 
 def _stratified_holdout(y: np.ndarray, n_train: int, n_test: int,

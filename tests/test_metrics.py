@@ -12,14 +12,23 @@ from hypothesis import strategies as st
 
 from forestlab.errors import ConfigError
 from forestlab.metrics import (
+    MEASURES,
     METRICS,
+    Measure,
     Metric,
     accuracy,
     auc,
     compute_metrics,
+    direction,
+    get_measure,
     get_metric,
+    instability,
+    reject,
     risk,
     roc_curve,
+    roc_envelope,
+    roc_envelope_width,
+    spearman_distance,
     truncated_auc,
 )
 
@@ -125,7 +134,7 @@ def test_roc_curve():
 def test_registry():
     assert {"risk", "accuracy", "auc", "truncated_auc"} <= set(METRICS)
     for name, metric in METRICS.items():
-        assert isinstance(metric, Metric) and metric.name == name and metric.kind in ("label", "score")
+        assert isinstance(metric, Metric) and metric.name == name and metric.kind in ("label", "score", "pvalue")
     assert not METRICS["risk"].greater_is_better and METRICS["auc"].greater_is_better
     with pytest.raises(Exception):  # noqa: B017 - frozen dataclass
         METRICS["risk"].name = "x"
@@ -152,3 +161,141 @@ def test_compute_metrics_uses_what_is_available():
     assert compute_metrics(names, y) == {}
     with pytest.raises(ConfigError):
         compute_metrics(["nope"], y, pred)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# p-value metrics and directions
+# ---------------------------------------------------------------------------------------------------------------
+def test_reject_is_a_pvalue_metric():
+    assert METRICS["reject"].kind == "pvalue" and METRICS["reject"].greater_is_better
+    assert reject(0.01) == 1.0 and reject(0.05) == 0.0 and reject(0.5) == 0.0 and reject(np.float64(0.049)) == 1.0
+    assert math.isnan(reject(math.nan))
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        reject(1.5)
+    # the rejection rate over runs is the mean of the per-run values: power
+    assert np.mean([METRICS["reject"](None, p) for p in (0.001, 0.2, 0.03, 0.7)]) == 0.5
+
+
+def test_compute_metrics_with_a_p_value():
+    y = np.array([-1, -1, 1, 1])
+    out = compute_metrics(["auc", "reject"], y, scores=[0.1, 0.4, 0.35, 0.8], p_value=0.01)
+    assert out == {"test_auc": 0.75, "test_reject": 1.0}
+    assert compute_metrics(["reject"], None, p_value=0.2, prefix="") == {"reject": 0.0}
+    # without a p-value the metric is skipped; the positional order of the old arguments is unchanged
+    assert compute_metrics(["risk", "reject"], y, y, None, "train_") == {"train_risk": 0.0}
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("test_auc", True), ("train_risk", False), ("oob_risk", False), ("test_truncated_auc_05", True),
+    ("test_accuracy", True), ("auc", True), ("risk", False), ("reject", True), ("test_reject", True),
+    ("instability", False), ("roc_envelope_width", False), ("n_train", None), ("test_", None),
+    ("test_f1", None), ("max_depth", None),
+])
+def test_direction(name, expected):
+    assert direction(name) is expected
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cross-run measures
+# ---------------------------------------------------------------------------------------------------------------
+def _runs(y, *scores):
+    return [{"y_test": np.asarray(y), "test_scores": np.asarray(s, dtype=float)} for s in scores]
+
+
+def test_measure_registry():
+    assert set(MEASURES) == {"instability", "roc_envelope_width"}
+    for name, measure in MEASURES.items():
+        assert isinstance(measure, Measure) and measure.name == name and not measure.greater_is_better
+    assert get_measure("instability") is MEASURES["instability"]
+    with pytest.raises(ConfigError, match="unknown measure 'spread'; valid measures: instability"):
+        get_measure("spread")
+
+
+def test_spearman_distance_by_hand():
+    # ranks (1, 2, 3) vs (1, 3, 2): sum d^2 = 2, rho = 1 - 6 * 2 / (3 * 8) = 0.5, delta = 100 (1 - rho) = 50
+    assert spearman_distance([1, 2, 3], [1, 3, 2]) == pytest.approx(50.0)
+    # reversed: rho = -1, delta = 200 (the maximum)
+    assert spearman_distance([1, 2, 3], [3, 2, 1]) == pytest.approx(200.0)
+    # ties take midranks: (1.5, 1.5, 3) vs (1, 2, 3): sum d^2 = 0.5, rho = 1 - 3 / 24 = 0.875, delta = 12.5
+    assert spearman_distance([0.1, 0.1, 0.5], [1, 2, 3]) == pytest.approx(12.5)
+    # only the ranking counts: a monotone transform is at distance 0
+    assert spearman_distance([0.3, -2.0, 5.0, 1.0], np.exp([0.3, -2.0, 5.0, 1.0])) == 0.0
+    assert math.isnan(spearman_distance([1.0], [2.0]))
+
+
+def test_instability_by_hand():
+    y = [1, -1, 1]
+    # pairs: (a, b) 50, (a, c) 200, (b, c): ranks (1, 3, 2) vs (3, 2, 1), sum d^2 = 6, rho = -0.5, delta 150
+    assert instability(_runs(y, [1, 2, 3], [1, 3, 2], [3, 2, 1])) == pytest.approx((50 + 200 + 150) / 3)
+    assert MEASURES["instability"](_runs(y, [1, 2, 3], [1, 3, 2], [3, 2, 1])) == pytest.approx(400 / 3)
+
+
+def test_instability_extremes():
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(50) < 0.5, 1, -1)
+    s = rng.standard_normal(50)
+    assert instability(_runs(y, s, 2 * s + 1, s**3)) == 0.0  # identical rankings
+    assert instability(_runs(y, s, -s)) == pytest.approx(200.0)  # reversed: the maximum
+    assert 0 < instability(_runs(y, s, rng.standard_normal(50), rng.standard_normal(50))) < 200
+    # a random pair of rankings has E[rho] = 0, so about 100
+    many = _runs(y, *rng.standard_normal((40, 50)))
+    assert instability(many) == pytest.approx(100.0, abs=5.0)
+    assert math.isnan(instability(_runs(y, s)))
+
+
+def test_instability_agrees_with_scipy_without_ties():
+    from itertools import combinations
+
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(1)
+    scores = rng.standard_normal((5, 30))
+    expected = np.mean([100 * (1 - spearmanr(a, b).statistic) for a, b in combinations(scores, 2)])
+    assert instability(_runs(np.ones(30), *scores)) == pytest.approx(expected)
+
+
+def test_instability_needs_one_shared_test_set():
+    with pytest.raises(ValueError, match="do not share a test set"):
+        instability(_runs([1, -1, 1], [1, 2, 3]) + _runs([1, 1, -1], [1, 2, 3]))
+    with pytest.raises(ValueError, match="do not share a test set"):
+        instability(_runs([1, -1, 1], [1, 2, 3]) + _runs([1, -1], [1, 2]))
+    with pytest.raises(ValueError, match="no stored y_test and test_scores"):
+        instability([{"y_test": np.array([1, -1])}])
+
+
+def test_roc_envelope_of_identical_curves_has_width_zero():
+    y = np.array([1, -1, 1, -1, 1, -1, -1])
+    s = np.array([0.9, 0.8, 0.7, 0.4, 0.4, 0.2, 0.1])
+    runs = _runs(y, s, 3 * s - 1, s)  # monotone transforms: the same ROC curve
+    grid, lo, mean, hi = roc_envelope(runs)
+    assert grid.shape == (201,) and grid[0] == 0 and grid[-1] == 1
+    np.testing.assert_array_equal(lo, hi)
+    np.testing.assert_allclose(mean, lo)
+    assert roc_envelope_width(runs) == 0.0 and MEASURES["roc_envelope_width"](runs) == 0.0
+
+
+def test_roc_envelope_by_hand():
+    y = [1, -1, 1, -1]
+    # ROC of (4, 3, 2, 1): (0, 0), (0, .5), (.5, .5), (.5, 1), (1, 1); on a vertical segment the highest TPR
+    _, lo, _, hi = roc_envelope(_runs(y, [4, 3, 2, 1]), grid=[0, 0.25, 0.5, 0.75, 1])
+    np.testing.assert_allclose(lo, [0.5, 0.5, 1, 1, 1])
+    # tied scores: the diagonal, linearly interpolated
+    _, lo, _, _ = roc_envelope(_runs(y, [1, 1, 1, 1]), grid=[0, 0.25, 0.6, 1])
+    np.testing.assert_allclose(lo, [0, 0.25, 0.6, 1])
+    # a perfect and a reversed scorer: TPR 1 vs 0 everywhere but at FPR 1
+    y = [1, 1, -1, -1]
+    runs = _runs(y, [4, 3, 2, 1], [1, 2, 3, 4])
+    g, lo, mean, hi = roc_envelope(runs, grid=[0, 0.5, 1])
+    np.testing.assert_allclose(hi - lo, [1, 1, 0])
+    np.testing.assert_allclose(mean, [0.5, 0.5, 1])
+    assert roc_envelope_width(runs, grid=[0, 0.5, 1]) == pytest.approx(2 / 3)
+    assert roc_envelope_width(runs) == pytest.approx(200 / 201)
+
+
+def test_roc_envelope_errors():
+    with pytest.raises(ValueError, match="no runs"):
+        roc_envelope([])
+    with pytest.raises(ValueError, match="single class"):
+        roc_envelope(_runs([1, 1], [0.2, 0.3]))
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        roc_envelope(_runs([1, -1], [0.2, 0.3]), grid=[0, 2])

@@ -1,0 +1,262 @@
+"""Model selection: the single place where a learner's hyperparameter grid is searched.
+
+A protocol's ``selection`` names how (:func:`selection_spec` normalises and validates it):
+
+``none``
+    No search: the learner is fitted with its parameters (a grid, if any, is ignored).
+``oob``
+    Every point of the grid (scikit-learn's :class:`~sklearn.model_selection.ParameterGrid` order) is fitted on the
+    training part and the one with the lowest out-of-bag error (``oob_error_``) is kept, the first on ties. Needs a
+    bootstrap learner.
+``cv``
+    Inner stratified k-fold cross-validation on the training part only: each grid point is scored by the mean over
+    the inner folds of ``metric``, the best is kept (honouring the metric's direction, the first on ties) and refitted
+    on the whole training part.
+``test``
+    **Optimistic**: every grid point is fitted on the training part and scored on the *test* set, and the best test
+    result is kept, as depecker2010 does for the SVM kernel and RankRLS's lambda ("best test result kept"). The test
+    set then takes part in the choice, so the reported test metric is biased upwards: tables must label such cells
+    (:func:`is_optimistic`; the run's arrays carry ``selection_optimistic``).
+
+The spec is a mapping ``{kind: none|oob|cv|test, metric: <a name of forestlab.metrics.METRICS>, folds: 5}``; the
+strings ``none`` and ``oob`` are accepted as shorthands (``cv`` and ``test`` need a metric, so they need a mapping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from forestlab.errors import ConfigError, DatasetError
+from forestlab.learners._cache import FitCache, fit_with_cache
+
+__all__ = ["SELECTION_KINDS", "is_optimistic", "select_and_fit", "selection_spec"]
+
+#: The valid values of ``selection.kind``.
+SELECTION_KINDS = ("none", "oob", "cv", "test")
+
+DEFAULT_FOLDS = 5
+_KEYS = ("kind", "metric", "folds")
+
+
+def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    """The normalised selection spec ``{"kind", "metric", "folds"}``; a one-line ConfigError when it is invalid.
+
+    ``None`` means ``{kind: none}``; a string is the kind alone (``none`` or ``oob``). ``metric`` is required for
+    ``cv`` and ``test`` and must be a label or score metric of :data:`forestlab.metrics.METRICS`; for ``oob`` it is
+    ``risk`` (the out-of-bag error is a risk) and another metric is an error. ``folds`` (``cv`` only, default 5) is
+    an integer >= 2.
+
+    Examples
+    --------
+    >>> selection_spec("oob")
+    {'kind': 'oob', 'metric': 'risk', 'folds': None}
+    >>> selection_spec({"kind": "cv", "metric": "auc"})
+    {'kind': 'cv', 'metric': 'auc', 'folds': 5}
+    """
+    from forestlab.metrics import METRICS
+
+    if selection is None:
+        selection = {"kind": "none"}
+    elif isinstance(selection, str):
+        selection = {"kind": selection}
+    elif not isinstance(selection, Mapping):
+        raise ConfigError(f"protocol.selection must be a kind ({', '.join(SELECTION_KINDS)}) or a mapping "
+                          f"{{kind, metric, folds}}, got {selection!r}")
+    unknown = sorted(str(k) for k in selection if k not in _KEYS)
+    if unknown:
+        raise ConfigError(f"protocol.selection.{unknown[0]} is not a selection setting (valid: {', '.join(_KEYS)})")
+    kind = selection.get("kind", "none")
+    if kind is None:
+        kind = "none"
+    if kind not in SELECTION_KINDS:
+        raise ConfigError(f"protocol.selection kind must be one of {', '.join(SELECTION_KINDS)}, got {kind!r}")
+    metric = selection.get("metric")
+    folds = selection.get("folds")
+    if kind == "none":
+        return {"kind": "none", "metric": None, "folds": None}
+    if kind == "oob":
+        if metric not in (None, "risk"):
+            raise ConfigError(f"protocol.selection kind oob compares out-of-bag errors (metric risk), not "
+                              f"{metric!r}; use kind cv to select on another metric")
+        return {"kind": "oob", "metric": "risk", "folds": None}
+    if metric is None:
+        raise ConfigError(f"protocol.selection kind {kind} needs a metric, e.g. "
+                          f"selection: {{kind: {kind}, metric: auc}}")
+    if metric not in METRICS or METRICS[metric].kind not in ("label", "score"):
+        valid = sorted(n for n, m in METRICS.items() if m.kind in ("label", "score"))
+        raise ConfigError(f"protocol.selection.metric: '{metric}' cannot select a model; valid metrics: "
+                          f"{', '.join(valid)}")
+    if kind == "test":
+        return {"kind": "test", "metric": metric, "folds": None}
+    folds = DEFAULT_FOLDS if folds is None else folds
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ConfigError(f"protocol.selection.folds must be an integer >= 2, got {folds!r}")
+    return {"kind": "cv", "metric": metric, "folds": int(folds)}
+
+
+def is_optimistic(selection: Mapping[str, Any] | str | None) -> bool:
+    """Whether the selection looked at the test set (kind ``test``), so its test metrics must be labelled
+    optimistic in tables.
+
+    >>> is_optimistic({"kind": "test", "metric": "auc"}), is_optimistic("oob"), is_optimistic(None)
+    (True, False, False)
+    """
+    return selection_spec(selection)["kind"] == "test"
+
+
+def _evaluate(est: Any, metric_name: str, X: np.ndarray, y: np.ndarray) -> float:
+    """``metric`` of a fitted estimator on (X, y): from ``decision_function`` for score metrics, ``predict`` for
+    label metrics."""
+    from forestlab.metrics import get_metric
+
+    metric = get_metric(metric_name)
+    if metric.kind == "score":
+        if not hasattr(est, "decision_function"):
+            raise ConfigError(f"{type(est).__name__} has no decision_function: selection on the score metric "
+                              f"'{metric_name}' needs one; select on a label metric such as risk")
+        values = np.asarray(est.decision_function(X))
+        if values.ndim != 1:
+            raise ConfigError(f"{type(est).__name__}.decision_function gives {values.ndim}-d scores: the score "
+                              f"metric '{metric_name}' needs one score per point (a binary task)")
+    else:
+        if not hasattr(est, "predict"):
+            raise ConfigError(f"{type(est).__name__} has no predict: selection on the label metric "
+                              f"'{metric_name}' needs one; select on a score metric such as auc")
+        values = est.predict(X)
+    return metric(y, values)
+
+
+def _best(scores: list[float], greater_is_better: bool) -> int:
+    """Index of the best finite score (the first on ties); a ValueError when none is finite."""
+    best, best_score = -1, np.nan
+    for i, score in enumerate(scores):
+        if not np.isfinite(score):
+            continue
+        if best < 0 or (score > best_score if greater_is_better else score < best_score):  # strict: first wins
+            best, best_score = i, score
+    if best < 0:
+        raise ValueError(f"model selection: no grid point has a finite score ({scores})")
+    return best
+
+
+def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any] | None,
+                   selection: Mapping[str, Any] | str | None, X_train: np.ndarray, y_train: np.ndarray, *,
+                   random_state: int, cache: FitCache | None, X_test: np.ndarray | None = None,
+                   y_test: np.ndarray | None = None,
+                   task: str = "classifier") -> tuple[Any, dict[str, Any], dict[str, np.ndarray]]:
+    """Search ``grid`` as ``selection`` says and return the estimator fitted on the whole training part.
+
+    Every fit is ``fit_with_cache(cls(**params, **point, random_state=random_state), X, y, cache)``, so fits are
+    shared through the job's cache.
+
+    Parameters
+    ----------
+    cls : type
+        The estimator class.
+    params : mapping
+        Its fixed parameters.
+    grid : mapping of str to list, or None
+        Hyperparameter values to search (scikit-learn :class:`~sklearn.model_selection.ParameterGrid` order).
+    selection : mapping, str or None
+        The selection spec (see :func:`selection_spec`).
+    X_train, y_train : ndarray
+        The training part; ``cv`` splits it into inner folds, ``oob`` and ``test`` fit each grid point on it.
+    random_state : int
+        The learner's seed; ``cv`` derives its inner folds from it (``derive_seed("inner-cv", random_state)``).
+    cache : FitCache or None
+        The job's fit cache.
+    X_test, y_test : ndarray, optional
+        The test set, used by ``test`` selection only (which is then optimistic, see the module docstring).
+    task : {"classifier", "ranker"}, default="classifier"
+        A ranker has no ``predict``, so it can only be selected on a score metric (or ``oob``).
+
+    Returns
+    -------
+    estimator
+        The fitted estimator (shared with the cache: treat it as read-only).
+    selected : dict
+        The chosen grid point (``{}`` without a search).
+    arrays : dict of str to ndarray
+        ``{"selection_oob_error": per grid point}`` (oob), ``{"selection_cv_score": per-grid-point mean over the
+        inner folds}`` (cv), ``{"selection_test_score": per grid point, "selection_optimistic": True}`` (test);
+        ``{}`` without a search.
+
+    Raises
+    ------
+    ConfigError
+        Invalid spec, empty grid values, a learner without ``oob_error_`` under ``oob``, a metric the learner
+        cannot be evaluated on, or ``test`` selection without a test set.
+    DatasetError
+        A class with fewer training points than the inner folds (``cv``).
+    """
+    from sklearn.model_selection import ParameterGrid, StratifiedKFold
+
+    from forestlab.metrics import get_metric
+    from forestlab.protocols import derive_seed
+
+    spec = selection_spec(selection)
+    grid = dict(grid or {})
+    params = dict(params)
+
+    def fit(point: Mapping[str, Any], X: np.ndarray, y: np.ndarray) -> Any:
+        return fit_with_cache(cls(**{**params, **point}, random_state=random_state), X, y, cache)
+
+    if not grid or spec["kind"] == "none":
+        return fit({}, X_train, y_train), {}, {}
+    empty = [k for k, v in grid.items() if len(v) == 0]
+    if empty:
+        raise ConfigError(f"{cls.__name__}: grid parameter '{empty[0]}' has no values ({grid})")
+    points = list(ParameterGrid(grid))
+    kind = spec["kind"]
+    if task == "ranker" and kind in ("cv", "test") and get_metric(spec["metric"]).kind == "label":
+        raise ConfigError(f"{cls.__name__} is a ranker: it cannot be selected on the label metric "
+                          f"'{spec['metric']}'; use a score metric such as auc")
+
+    if kind == "oob":
+        # the runner's original loop, unchanged: same order, strict "<" so the first grid point wins ties
+        best, best_err, best_params, errors = None, np.inf, {}, []
+        for point in points:
+            est = fit(point, X_train, y_train)
+            err = getattr(est, "oob_error_", None)
+            if err is None:
+                raise ConfigError(f"{cls.__name__} has no out-of-bag error: protocol selection=oob needs "
+                                  "a bootstrap learner")
+            errors.append(float(err))
+            if err < best_err:  # strict: the first grid point wins ties
+                best, best_err, best_params = est, err, dict(point)
+        return best, best_params, {"selection_oob_error": np.asarray(errors)}
+
+    metric = get_metric(spec["metric"])
+    if kind == "cv":
+        folds = spec["folds"]
+        _, counts = np.unique(np.asarray(y_train), return_counts=True)
+        if counts.min() < folds:
+            raise DatasetError(f"model selection by {folds}-fold inner cross-validation: a class has "
+                               f"{counts.min()} training points, fewer than the folds")
+        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=derive_seed("inner-cv", random_state))
+        inner = list(splitter.split(np.zeros(len(y_train)), y_train))
+        means = []
+        for point in points:
+            fold_scores = [_evaluate(fit(point, X_train[tr], y_train[tr]), metric.name, X_train[va], y_train[va])
+                           for tr, va in inner]
+            means.append(float(np.mean(fold_scores)))
+        i = _best(means, metric.greater_is_better)
+        return fit(points[i], X_train, y_train), dict(points[i]), {"selection_cv_score": np.asarray(means)}
+
+    # kind == "test": optimistic, the test set chooses
+    if X_test is None or y_test is None or len(y_test) == 0:
+        raise ConfigError("protocol.selection kind test keeps the grid point with the best test result, but the "
+                          "run has no test set")
+    fitted: dict[int, Any] = {}
+    scores: list[float] = []
+    for j, point in enumerate(points):
+        fitted[j] = fit(point, X_train, y_train)
+        scores.append(_evaluate(fitted[j], metric.name, X_test, y_test))
+        i = _best(scores, metric.greater_is_better) if np.isfinite(scores).any() else j
+        fitted = {i: fitted[i]}  # keep only the best so far
+    i = _best(scores, metric.greater_is_better)
+    return fitted[i], dict(points[i]), {"selection_test_score": np.asarray(scores),
+                                        "selection_optimistic": np.asarray(True)}
