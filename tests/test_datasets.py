@@ -17,15 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 
+from forestlab.config import group_options, load_group_option, to_container
 from forestlab.datasets import Dataset, _mnist, clear_cache, dataset_files, load_dataset, verify_dataset
 from forestlab.datasets._synthetic import ringnorm, twonorm
 from forestlab.errors import DatasetError
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf" / "dataset"
-CONFIGS = sorted(p.stem for p in CONF.glob("*.yaml"))
+CONFIGS = group_options("dataset")  # the selectable options (a `_base.yaml` shared through `defaults:` is none)
 REQUIRED = ("name", "task", "description", "studies", "shape", "source")
 CLOSED_PORT = "http://127.0.0.1:9/"  # connection refused at once: "downloading" without any network
 
@@ -52,7 +52,8 @@ GENERATED = {"ringnorm", "twonorm"}
 
 
 def cfg_of(name: str) -> dict:
-    return OmegaConf.to_container(OmegaConf.load(CONF / f"{name}.yaml"), resolve=True)
+    """The dataset config as forestlab reads it (through ``load_group_option``, so a ``defaults:`` base applies)."""
+    return to_container(load_group_option("dataset", name))
 
 
 @pytest.fixture(scope="module")

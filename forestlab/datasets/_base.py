@@ -16,6 +16,8 @@ import numpy as np
 from forestlab.errors import DatasetError
 
 TASKS = ("binary", "multiclass")
+#: Fewest rows a class may have: with fewer, no split can put the class on both the training and the test side.
+MIN_ROWS_PER_CLASS = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +88,32 @@ def make_dataset(name: str, X: np.ndarray, y: np.ndarray, task: str, feature_nam
         arr.flags.writeable = False
     return Dataset(name=name, X=X, y=y, task=task, feature_names=tuple(str(f) for f in feature_names),
                    classes=tuple(str(c) for c in classes), categorical=cat)
+
+
+def check_learnable(name: str, y: np.ndarray, task: str, classes: Sequence[str], origin: str | None = None) -> None:
+    """Refuse a dataset too small to learn from: a class (of ``classes``) with fewer than
+    :data:`MIN_ROWS_PER_CLASS` rows, which covers a one-class target and a handful of rows."""
+    y = np.asarray(y)
+    if task == "binary":
+        counts = [int(np.sum(y == -1)), int(np.sum(y == 1))]
+    else:
+        counts = np.bincount(y.astype(np.int64), minlength=len(classes)).tolist() if len(y) else [0] * len(classes)
+    where = f" of {origin}" if origin else ""
+    if task == "binary" and min(counts) == 0:
+        present = str(classes[1] if counts[1] else classes[0])
+        sign = "+1" if counts[1] else "-1"
+        raise DatasetError(f"dataset '{name}': too small to learn from: all {len(y)} rows{where} are of one class "
+                           f"({present!r}, {sign}) after preprocessing; a binary task needs rows of both classes "
+                           "(check `target` and `missing`, and the file)")
+    short = [(str(c), int(n)) for c, n in zip(classes, counts, strict=True) if n < MIN_ROWS_PER_CLASS]
+    if not short:
+        return
+    listed = ", ".join(f"{c!r}: {n} row{'' if n == 1 else 's'}" for c, n in short[:5])
+    more = ", ..." if len(short) > 5 else ""
+    raise DatasetError(f"dataset '{name}': too small to learn from: {len(y)} rows{where} after preprocessing, and "
+                       f"{'a class has' if len(short) == 1 else f'{len(short)} classes have'} fewer than "
+                       f"{MIN_ROWS_PER_CLASS} ({listed}{more}); every class needs at least {MIN_ROWS_PER_CLASS} rows "
+                       "to appear in both a training and a test part (check `target`, `missing` and the file)")
 
 
 def plain(value: Any) -> Any:

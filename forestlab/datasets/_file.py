@@ -4,12 +4,19 @@
 folder). ``source.format`` is ``csv``, ``arff`` or ``parquet`` (default: from the file's suffix; ``.txt``,
 ``.data`` and ``.tsv`` are read as text). ``source.sha256``, when given, is checked before parsing. The target
 column and the preprocessing are the same keys as for UCI files (see ``data/README.md``).
+
+Text (CSV, ARFF) is read as UTF-8 (else Latin-1, as UCI files). A UTF-8 byte-order mark (EF BB BF) at the very start
+of the file is an encoding marker, not data: it is removed before parsing (as Python's ``utf-8-sig``, pandas and
+spreadsheet programs do), so it never glues itself to the first column's name or first value. A UTF-16 or UTF-32
+byte-order mark is refused (save the file as UTF-8). Messages about cells name the file's line.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +32,10 @@ FORMATS = ("csv", "arff", "parquet")
 FILE_NA_VALUES = ("?", "", "NA", "N/A", "NaN", "nan", "null", "None")
 _SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".data": "csv", ".dat": "csv", ".arff": "arff",
              ".parquet": "parquet", ".pq": "parquet"}
+UTF8_BOM = b"\xef\xbb\xbf"
+# Byte-order marks of encodings forestlab does not read (longest first: UTF-32 LE starts like UTF-16 LE).
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\x00\x00\xfe\xff", "UTF-32 BE"), (b"\xff\xfe", "UTF-16 LE"),
+               (b"\xfe\xff", "UTF-16 BE"))
 
 
 def resolve_user_path(value: str, data_dir: str | os.PathLike[str]) -> Path:
@@ -37,14 +48,48 @@ def resolve_user_path(value: str, data_dir: str | os.PathLike[str]) -> Path:
     return alt.resolve() if alt.exists() else path.resolve()
 
 
-def read_arff(path: Path, name: str) -> Table:
+@contextmanager
+def text_without_bom(path: Path, name: str) -> Iterator[Path]:
+    """The text file to parse: ``path`` itself, or a temporary copy without its leading UTF-8 byte-order mark.
+
+    Refuses a file that starts with a UTF-16 or UTF-32 byte-order mark (it would be read as Latin-1 garbage).
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    for bom, encoding in _OTHER_BOMS:
+        if head.startswith(bom):
+            raise DatasetError(f"dataset '{name}': {path.name} is {encoding} text (it starts with the byte-order mark "
+                               f"{bom.hex(' ').upper()}); forestlab reads UTF-8 or Latin-1 text: save it as UTF-8")
+    if not head.startswith(UTF8_BOM):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="forestlab-bom-") as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_bytes(path.read_bytes()[len(UTF8_BOM):])
+        yield copy
+
+
+def data_line_numbers(path: Path, header: bool, comment: str | None) -> np.ndarray:
+    """The 1-based line of each data row of a delimited text file, as ``parse_text`` selects them (blank and
+    comment lines skipped, the header line dropped)."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    lines = [i + 1 for i, line in enumerate(text.splitlines())
+             if line.strip() and not (comment and line.lstrip().startswith(comment))]
+    return np.asarray(lines[1:] if header else lines, dtype=np.int64)
+
+
+def read_arff(path: Path, name: str, label: str | None = None) -> Table:
     """An ARFF file as a table: numeric attributes as floats, nominal ones as strings (``?`` = missing)."""
     from scipy.io import arff
 
     try:
         data, meta = arff.loadarff(path)
     except (ValueError, NotImplementedError, arff.ArffError) as exc:
-        raise DatasetError(f"dataset '{name}': cannot read ARFF file {path}: {exc}") from None
+        raise DatasetError(f"dataset '{name}': cannot read ARFF file {label or path}: {exc}") from None
     names, columns = [], []
     for attr in meta.names():
         kind = meta[attr][0]
@@ -55,7 +100,14 @@ def read_arff(path: Path, name: str) -> Table:
         else:
             columns.append(np.array([v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values],
                                     dtype=object))
-    return Table(names=names, columns=columns, origin=path.name)
+    return Table(names=names, columns=columns, origin=label or path.name)
+
+
+def _declared_na(cfg: Mapping[str, Any], name: str) -> list[str]:
+    """The config's ``parse.na_values`` (text cells of ARFF and Parquet files that mean missing), or []."""
+    if "na_values" not in (cfg.get("parse") or {}):
+        return []
+    return list(parse_options(cfg, name)["na_values"])
 
 
 def load_file(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.PathLike[str],
@@ -83,11 +135,17 @@ def load_file(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.PathLike[
         opts = parse_options({**cfg, "parse": {"na_values": list(FILE_NA_VALUES), "header": has_header,
                                                **(cfg.get("parse") or {})}}, name)
         sep = "\t" if path.suffix.lower() == ".tsv" and "sep" not in (cfg.get("parse") or {}) else opts["sep"]
-        table = parse_text(path, sep=sep, header=opts["header"], comment=opts["comment"],
-                           columns=cfg.get("columns"), name=name, label=path.name)
+        with text_without_bom(path, name) as text_path:
+            table = parse_text(text_path, sep=sep, header=opts["header"], comment=opts["comment"],
+                               columns=cfg.get("columns"), name=name, label=path.name)
+            lines = data_line_numbers(text_path, opts["header"], opts["comment"])
+        if len(lines) == table.n_rows:
+            table.lines = lines
         na_values = opts["na_values"]
     elif fmt == "arff":
-        table, na_values = read_arff(path, name), ["?"]
+        with text_without_bom(path, name) as text_path:
+            table = read_arff(text_path, name, label=path.name)
+        na_values = ["?", *_declared_na(cfg, name)]
     else:
         import pandas as pd
 
@@ -95,5 +153,5 @@ def load_file(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.PathLike[
             frame = pd.read_parquet(path)
         except (ImportError, ValueError, OSError) as exc:
             raise DatasetError(f"dataset '{name}': cannot read Parquet file {path}: {exc}") from None
-        table, na_values = table_from_frame(frame, path.name), list(FILE_NA_VALUES)
+        table, na_values = table_from_frame(frame, path.name), _declared_na(cfg, name) or list(FILE_NA_VALUES)
     return preprocess(cfg, table, name=name, na_values=na_values), [str(path)]

@@ -19,7 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from forestlab.datasets._base import TASKS, Dataset, canonical_json, check_shape, dataset_name, make_dataset, plain
+from forestlab.datasets._base import (
+    TASKS,
+    Dataset,
+    canonical_json,
+    check_learnable,
+    check_shape,
+    dataset_name,
+    make_dataset,
+    plain,
+)
 from forestlab.datasets._fetch import resolve_mirror
 from forestlab.errors import DatasetError, ForestlabError
 
@@ -30,7 +39,9 @@ KINDS = ("uci", "mnist", "sklearn", "synthetic", "openml", "file")
 
 _CACHE_MAX_ITEMS = 32
 # Bump when parsing or preprocessing changes what a config loads: every processed file is rebuilt.
-PROCESSED_VERSION = 1
+# 2: data are read as written or refused (mixed and non-finite columns, unmapped binary labels, classes too small);
+#    a processed file written before those checks existed must not serve a config they refuse.
+PROCESSED_VERSION = 2
 # Sources whose parsing costs enough to keep the processed arrays on disk.
 _PROCESSED_KINDS = ("uci", "mnist")
 # The in-process cache holds a few datasets (plans are dataset-major, so a process rarely needs an older one back).
@@ -47,6 +58,9 @@ def _validate(cfg: Mapping[str, Any]) -> tuple[str, str]:
     """(name, source kind) of a config, after checking its top-level structure."""
     if not isinstance(cfg, Mapping):
         raise DatasetError(f"a dataset config must be a mapping, got {type(cfg).__name__}")
+    if not cfg:
+        raise DatasetError("the dataset config is empty: it needs at least name, task, source and target "
+                           "(see data/README.md)")
     name = dataset_name(cfg)
     unknown = sorted(set(cfg) - set(CONFIG_KEYS))
     if unknown:
@@ -89,7 +103,35 @@ def _loader(kind: str) -> Loader:
 def _load(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str], mirror: str | os.PathLike[str] | None,
           download: bool, fresh: bool = False) -> tuple[Dataset, list[str]]:
     name, kind = _validate(cfg)
-    return _loader(kind)(cfg, name=name, data_dir=data_dir, mirror=mirror, download=download, fresh=fresh)
+    ds, used = _loader(kind)(cfg, name=name, data_dir=data_dir, mirror=mirror, download=download, fresh=fresh)
+    check_learnable(name, ds.y, ds.task, ds.classes, ", ".join(used) or None)  # every kind, generated ones too
+    return ds, used
+
+
+def check_name_matches_file(cfg: Any, path: str | os.PathLike[str]) -> None:
+    """Refuse a dataset config file that is empty, is not a mapping, or whose ``name:`` is not its file's stem.
+
+    The name is the dataset's key: ``dataset=<name>`` picks ``conf/dataset/<name>.yaml``, and runs, split and
+    forest seeds and the processed cache are keyed by ``name``; a file ``glass2.yaml`` saying ``name: glass`` would
+    run under another dataset's key. ``cfg`` is the file's content (a mapping, an OmegaConf node, or None for an
+    empty file); ``path`` is the file. Raises a one-line :class:`DatasetError` naming the file.
+    """
+    path = Path(path)
+    stem = path.stem
+    cfg = plain(cfg)
+    if cfg is None or (isinstance(cfg, Mapping) and not cfg):
+        raise DatasetError(f"{path} is empty: a dataset config needs at least `name: {stem}`, task, source and "
+                           "target (see data/README.md)")
+    if not isinstance(cfg, Mapping):
+        raise DatasetError(f"{path} must hold a mapping (name, task, source, target, ...), got "
+                           f"{type(cfg).__name__}")
+    name = cfg.get("name")
+    if name is None:
+        raise DatasetError(f"{path} has no `name:`; add `name: {stem}` (a dataset's name is its file's name)")
+    if str(name) != stem:
+        raise DatasetError(f"{path} says `name: {name}` but its file name is {stem!r}; they must be equal (the name "
+                           f"is the dataset's key: dataset={stem} selects the file, runs and seeds are keyed by the "
+                           f"name): set `name: {stem}`, or rename the file to {name}.yaml")
 
 
 def load_dataset(cfg: Mapping[str, Any], *, data_dir: str | os.PathLike[str],

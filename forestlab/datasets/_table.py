@@ -9,10 +9,24 @@ sets). The steps, in order (the config keys are documented in ``data/README.md``
 3. ``missing``: per attribute kind, rows with a missing value are dropped, or the value is imputed (numeric:
    the column median) or becomes a category of its own (categorical: the last code);
 4. ``categorical``: nominal attributes become integer codes 0..k-1 in sorted order of their values (numeric
-   order when every value is a number), or in the order given by ``category_order``; a column that holds a
-   non-number is categorical even if not listed;
+   order when every value is a number), or in the order given by ``category_order``; a column that holds only
+   non-numbers (text) is categorical even if not listed;
 5. labels, over the rows kept: binary → -1/+1 (+1 = ``positive``, or below ``positive_below``), multiclass →
    codes 0..k-1 in sorted (or ``classes``) order.
+
+Data are read as written or refused, never silently changed (each refusal is one :class:`DatasetError` line that
+names the dataset, the file, the column and the first offending rows with their values):
+
+- a column that is not listed as categorical and mixes numbers with cells that are neither numbers nor declared
+  missing markers (``parse.na_values``) is refused, not turned into ordinal codes of its strings;
+- a non-finite number (``inf``, ``-inf``, or ``nan`` when it is not a declared missing marker) in a numeric column
+  is refused (in a float column of a Parquet or ARFF file, NaN is that format's missing value, so the ``missing``
+  policy applies to it);
+- a binary task whose label column has more than two labels needs the mapping spelled out: ``target.positive``
+  listing several labels (every other label is -1) or ``target.negative``; a single positive label facing two or
+  more other labels is refused;
+- every class needs at least :data:`~forestlab.datasets._base.MIN_ROWS_PER_CLASS` rows (checked by
+  :func:`~forestlab.datasets._base.check_learnable`).
 """
 
 from __future__ import annotations
@@ -24,29 +38,49 @@ from typing import Any
 
 import numpy as np
 
-from forestlab.datasets._base import TASKS, Dataset, as_list, check_shape, make_dataset
+from forestlab.datasets._base import TASKS, Dataset, as_list, check_learnable, check_shape, make_dataset
 from forestlab.errors import DatasetError
 
 DEFAULT_NA_VALUES = ("?",)
 MISSING_TOKEN = "\x00NA"  # what a missing value of a data frame's text column becomes (always "missing")
 _CAT_POLICIES = ("error", "drop", "category")
 _NUM_POLICIES = ("error", "drop", "median")
+#: How many offending cells a refusal quotes.
+_SHOW_CELLS = 5
 
 
 @dataclass
 class Table:
-    """Raw columns: each an array of stripped string tokens (str or object dtype), or float64 (NaN = missing)."""
+    """Raw columns: each an array of stripped string tokens (str or object dtype), or float64 (NaN = missing).
+
+    ``lines``, when known, holds the 1-based line of the source file each row was read from (for messages).
+    """
 
     names: list[str]
     columns: list[np.ndarray]
     origin: str
+    lines: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
         return len(self.columns[0]) if self.columns else 0
 
     def take(self, rows: np.ndarray) -> Table:
-        return Table(self.names, [c[rows] for c in self.columns], self.origin)
+        lines = None if self.lines is None else self.lines[rows]
+        return Table(self.names, [c[rows] for c in self.columns], self.origin, lines)
+
+    def where(self, rows: np.ndarray) -> list[str]:
+        """How messages name the given rows (indices into this table): ``line N`` of the file when known, else
+        ``row N`` (1-based, data rows only)."""
+        if self.lines is not None and len(self.lines) == self.n_rows:
+            return [f"line {int(self.lines[r])}" for r in rows]
+        return [f"row {int(r) + 1}" for r in rows]
+
+
+def show_name(text: str) -> str:
+    """A column name or value for a message: as is when plain, else its repr (so that a byte-order mark, a control
+    character or stray white space is visible)."""
+    return text if text.isprintable() and text == text.strip() and text else repr(text)
 
 
 def norm_token(value: Any) -> str:
@@ -90,14 +124,65 @@ def _missing_mask(col: np.ndarray, na_values: set[str]) -> np.ndarray:
     return np.isin(col, sorted(na_values))
 
 
-def _is_numeric(col: np.ndarray, missing: np.ndarray) -> bool:
-    if col.dtype.kind == "f":
-        return True
+def _parse_float(text: str) -> float | None:
     try:
-        values = col[~missing].astype(np.float64)
+        return float(text)
     except ValueError:
+        return None
+
+
+def _column_is_categorical(table: Table, rows: np.ndarray, column: str, col: np.ndarray, missing: np.ndarray,
+                           name: str) -> bool:
+    """Whether an attribute that the config does not list as categorical is one: True for a text column (no cell
+    is a number); False for a numeric one. Refuses (DatasetError) a column that mixes numbers with other cells, and
+    non-finite numbers. ``rows`` are the table rows of ``col``'s cells (for messages)."""
+    if col.dtype.kind == "f":
+        bad = ~missing & ~np.isfinite(col)
+        if bad.any():
+            _refuse_cells(table, rows, column, col, bad, name, "non-finite number",
+                          "forestlab uses finite numbers only and does not replace them; correct the file (a "
+                          "missing value is a null or NaN in a numeric column of a Parquet or ARFF file)")
         return False
-    return bool(np.all(np.isfinite(values)))
+    if not (~missing).any():
+        return False
+    uniq, inverse = np.unique(np.asarray(col[~missing], dtype=str), return_inverse=True)
+    parsed = [_parse_float(u) for u in uniq]
+    is_finite = np.array([v is not None and math.isfinite(v) for v in parsed])
+    if not is_finite.any():
+        return True  # a text column (no cell is a number; "NaN" or "inf" among words are words): categories
+    is_number = np.array([v is not None for v in parsed])
+    present = np.flatnonzero(~missing)
+    cell_number, cell_finite = is_number[inverse.reshape(-1)], is_finite[inverse.reshape(-1)]
+    if not cell_number.all():
+        bad = np.zeros(len(col), dtype=bool)
+        bad[present[~cell_number]] = True
+        _refuse_cells(table, rows, column, col, bad, name, "non-numeric cell",
+                      f"its other {int(cell_number.sum())} cells are numbers, and forestlab does not turn a numeric "
+                      "column into categories by itself: list the values that mean 'missing' under "
+                      "`parse.na_values`, list the column under `categorical:` if it is nominal, or correct the "
+                      "file")
+    if not cell_finite.all():
+        bad = np.zeros(len(col), dtype=bool)
+        bad[present[~cell_finite]] = True
+        _refuse_cells(table, rows, column, col, bad, name, "non-finite number", _NONFINITE_FIX)
+    return False
+
+
+_NONFINITE_FIX = ("forestlab uses finite numbers only and does not replace them; correct the file, or list the "
+                  "value under `parse.na_values` if it means 'missing'")
+
+
+def _refuse_cells(table: Table, rows: np.ndarray, column: str, col: np.ndarray, bad: np.ndarray, name: str,
+                  what: str, fix: str) -> None:
+    """Raise the one-line DatasetError that names the column, how many cells are bad and the first few of them."""
+    idx = np.flatnonzero(bad)
+    shown = idx[:_SHOW_CELLS]
+    values = [repr(float(col[i])) if col.dtype.kind == "f" else repr(str(col[i])) for i in shown]
+    cells = ", ".join(f"{w}: {v}" for w, v in zip(table.where(rows[shown]), values, strict=True))
+    more = ", ..." if len(idx) > len(shown) else ""
+    plural = "s" if len(idx) > 1 else ""
+    raise DatasetError(f"dataset '{name}': column {column!r} of {table.origin} has {len(idx)} {what}{plural} "
+                       f"({cells}{more}); {fix}")
 
 
 def _to_tokens(col: np.ndarray) -> np.ndarray:
@@ -187,7 +272,7 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
     def index_of(col: Any, key: str) -> int:
         if str(col) not in names:
             raise DatasetError(f"dataset '{name}': `{key}` names column {col!r}, which {table.origin} does not "
-                               f"have; its columns are: {', '.join(names)}")
+                               f"have; its columns are: {', '.join(show_name(n) for n in names)}")
         return names.index(str(col))
 
     # 1. drop columns
@@ -209,11 +294,12 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
                            f"(column {target['column']!r}); remove them from the file")
     strip = str(target.get("strip") or "")
     labels = _normalise(_to_tokens(raw_labels), strip)
-    keep = _label_rows(task, target, labels, name)
+    keep = _label_rows(task, target, labels, name, table.origin)
     feat_idx = [i for i in range(len(names)) if i != t_idx and i not in drop]
     columns = [table.columns[i][keep] for i in feat_idx]
     feat_names = [names[i] for i in feat_idx]
     labels = labels[keep]
+    rows = np.flatnonzero(keep)  # the table row of each row kept (for messages)
 
     # which attributes are categorical
     cat_cfg = cfg.get("categorical")
@@ -237,16 +323,18 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
     # 3. missing values
     cat_policy, num_policy = missing_policy(cfg, name)
     missing = [_missing_mask(c, na) for c in columns]
-    is_cat = [fn in listed or not _is_numeric(c, m) for fn, c, m in zip(feat_names, columns, missing, strict=True)]
+    is_cat = [fn in listed or _column_is_categorical(table, rows, fn, c, m, name)
+              for fn, c, m in zip(feat_names, columns, missing, strict=True)]
     drop_rows = np.zeros(len(labels), dtype=bool)
-    for fn, m, cat in zip(feat_names, missing, is_cat, strict=True):
+    for fn, col, m, cat in zip(feat_names, columns, missing, is_cat, strict=True):
         if not m.any():
             continue
         policy = cat_policy if cat else num_policy
         if policy == "error":
             kind = "categorical" if cat else "numeric"
             options = "drop|category" if cat else "drop|median"
-            markers = "/".join(repr(v) for v in sorted(na - {MISSING_TOKEN}))
+            markers = ("NaN or null" if col.dtype.kind == "f"
+                       else "/".join(repr(v) for v in sorted(na - {MISSING_TOKEN})))
             raise DatasetError(f"dataset '{name}': {kind} column {fn!r} has {int(m.sum())} missing values "
                                f"({markers or 'empty'}) in {table.origin}; say what to do with them in its "
                                f"config: `missing: {{{kind}: {options}}}`")
@@ -272,12 +360,9 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
             values[m] = float(np.median(values[~m]))
         X[:, j] = values
 
-    # 5. labels, over the rows kept (a threshold such as max(mpg)/2 too); binary needs both classes
+    # 5. labels, over the rows kept (a threshold such as max(mpg)/2 too); every class needs enough rows
     y, classes = _encode_labels(task, target, labels, name)
-    if task == "binary" and (not (y == 1).any() or not (y == -1).any()):
-        which = classes[1] if not (y == 1).any() else classes[0]
-        raise DatasetError(f"dataset '{name}': no row of class {which!r} is left after preprocessing; check "
-                           "`target` and `missing`")
+    check_learnable(name, y, task, classes, table.origin)
     if check:
         check_shape(name, X, cfg.get("shape"), table.origin)
     return make_dataset(name, X, y, task, feat_names, classes, is_cat)
@@ -302,9 +387,12 @@ def _codes(tokens: np.ndarray, missing: np.ndarray, order: Any, name: str, colum
     return out
 
 
-def _label_rows(task: str, target: Mapping[str, Any], labels: np.ndarray, name: str) -> np.ndarray:
+def _label_rows(task: str, target: Mapping[str, Any], labels: np.ndarray, name: str,
+                origin: str = "the file") -> np.ndarray:
     """Rows whose label takes part: for a binary task with ``negative`` given, those labelled positive or
-    negative; otherwise all. Also checks ``positive``/``negative`` against the labels present."""
+    negative; otherwise all. Also checks ``positive``/``negative`` against the labels present, and refuses a
+    binary target of three or more labels whose mapping onto two classes the config does not spell out (a single
+    ``positive`` label and no ``negative``)."""
     if task != "binary" or target.get("positive_below") is not None:
         return np.ones(len(labels), dtype=bool)
     present = set(labels.tolist())
@@ -320,6 +408,14 @@ def _label_rows(task: str, target: Mapping[str, Any], labels: np.ndarray, name: 
                                f"column {col!r}; its labels are: {', '.join(sorted_values(present)[:30])}")
     if set(positive) & set(negative):
         raise DatasetError(f"dataset '{name}': a label is both positive and negative")
+    if not negative and len(set(positive)) == 1 and len(present - set(positive)) >= 2:
+        others = sorted_values(present - set(positive))
+        shown = ", ".join(show_name(v) for v in others[:10]) + (", ..." if len(others) > 10 else "")
+        raise DatasetError(f"dataset '{name}': column {col!r} of {origin} has {len(present)} labels but the task is "
+                           f"binary and `target.positive` names one ({show_name(positive[0])}); forestlab does not "
+                           f"merge the others ({shown}) into one class by itself: list the -1 labels under "
+                           "`target.negative` (rows with other labels are dropped), list several labels under "
+                           "`target.positive`, or set `task: multiclass`")
     if not negative:
         return np.ones(len(labels), dtype=bool)
     return np.isin(labels, positive + negative)
