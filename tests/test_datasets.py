@@ -33,7 +33,8 @@ CLOSED_PORT = "http://127.0.0.1:9/"  # connection refused at once: "downloading"
 # depecker2010 Table 5.2), the UCI documentation for the others.
 POSITIVES = {
     "adult": 11687, "australian": 307, "autompg": 206, "breastw": 239, "chess": 1669, "credit_a": 296,
-    "german": 700, "glass": 87, "haberman": 81, "heart": 137, "heart_statlog": 120, "hepatitis": 19,
+    "german": 700, "glass": 87, "glass_float": 87, "glass_window": 163, "haberman": 81, "heart": 137,
+    "heart_statlog": 120, "hepatitis": 19,
     "ionosphere": 225, "japanese": 307, "letter_ab": 789, "letter_do": 805, "letter_oq": 753, "liver": 200,
     "mnist_08": 6903, "mnist_17": 7877, "mnist_18": 7877, "mnist_23": 6990, "mushroom": 3916, "parkinsons": 147,
     "pima": 268, "sonar": 111, "spambase": 1813, "tictactoe": 626, "usvotes": 267, "vote": 267,
@@ -138,6 +139,18 @@ def test_positive_classes_are_the_documented_ones(mirror, cache):
     assert classes("adult") == ("<=50K", ">50K")  # adult.test's "<=50K." labels lost their dot
     assert classes("letter_ab") == ("B", "A") and classes("mnist_08") == ("8", "0")
     assert classes("glass") == ("2|5|6|7", "1|3")
+    assert classes("glass_float") == ("2|5|6|7", "1|3") and classes("glass_window") == ("5|6|7", "1|2|3")
+
+
+def test_glass_readings(mirror, cache):
+    """glass.yaml is the float-processed reading: glass_float loads the same arrays under its own name."""
+    glass, float_, window = (load_dataset(cfg_of(n), data_dir=cache, mirror=mirror, download=False)
+                             for n in ("glass", "glass_float", "glass_window"))
+    np.testing.assert_array_equal(glass.X, float_.X)
+    np.testing.assert_array_equal(glass.y, float_.y)
+    np.testing.assert_array_equal(glass.X, window.X)
+    assert float_.name == "glass_float" and window.name == "glass_window"
+    assert cfg_of("glass_float")["splits"] == cfg_of("glass_window")["splits"] == cfg_of("glass")["splits"]
 
 
 def test_sklearn_copy_of_wdbc_equals_the_uci_file(mirror, cache):

@@ -231,6 +231,141 @@ def test_mincq_matches_slsqp_on_program1(seed, frac):
     assert res.objective == pytest.approx(w_ref @ M @ w_ref, rel=1e-5)  # the mu-dependent part: w'Mw
 
 
+# ------------------------------------------------------------------------------- degenerate MinCq: minimum norm
+def dependent_votes(seed: int, m: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Signs of 6 voters on m samples whose patterns are linearly dependent without being duplicates
+    (h_3 = h_0 + h_1 - h_2, h_5 = h_0 - h_1 + h_4), so M is singular with a 2-dimensional null space; labels y."""
+    rng = np.random.default_rng(seed)
+    y = rng.choice([-1, 1], size=m)
+    h = np.empty((6, m), dtype=np.int64)
+    h[0] = np.where(rng.random(m) < 0.85, y, -y)
+    h[1] = np.where(rng.random(m) < 0.75, y, -y)
+    h[2] = np.where(h[0] == h[1], h[0], np.where(rng.random(m) < 0.5, y, -y))  # never h_0 = h_1 = -h_2
+    h[3] = h[0] + h[1] - h[2]
+    h[4] = np.where(h[0] == -h[1], -h[0], np.where(rng.random(m) < 0.7, y, -y))  # never h_0 = -h_1 = h_4
+    h[5] = h[0] - h[1] + h[4]
+    assert set(np.unique(h)) == {-1, 1} and len({row.tobytes() for row in h}) == 6
+    return h, y
+
+
+def min_norm_optimum(H: np.ndarray, v_opt: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
+    """Brute force: the least sum_i v_i^2 / k_i among the v with the same vote on S as the optimum v_opt
+    (H^T v = H^T v_opt; the set of optima of min v^T M v, M = H H^T / m, when no box binds), by least squares."""
+    k = np.ones(H.shape[0]) if k is None else np.asarray(k, dtype=np.float64)
+    u, *_ = np.linalg.lstsq((H * np.sqrt(k)[:, None]).T.astype(np.float64), H.T @ v_opt, rcond=None)
+    return u * np.sqrt(k)
+
+
+def test_mincq_duplicate_voters_get_the_minimum_norm_optimum():
+    pred, y = random_votes(3, n=5, m=60)
+    H = (2 * pred - 1)[[0, 1, 1, 2, 3, 3, 3, 4]]  # duplicates, not grouped: M is singular
+    M, marg = mincq_matrices(H, 2 * y - 1)
+    mu = 0.01
+    res = solve_mincq_path(M, marg, [mu])[0]
+    assert res.solved and res.ridge > 0 and res.extra["null_dim"] == 3 and res.extra["min_norm"] == 1.0
+    v = res.weights / mu
+    expected = np.linalg.pinv(M) @ marg  # the pseudo-inverse solution: the minimum-norm optimum (no box)
+    np.testing.assert_allclose(v, expected / (marg @ expected), rtol=1e-9, atol=1e-12)
+    assert v[1] == pytest.approx(v[2], rel=1e-12) and v[4] == pytest.approx(v[6], rel=1e-12)  # equal split
+    # the same weights as grouping the duplicates and splitting each group's weight equally
+    reps, inverse, counts, flips = group_voters(H, fold_sign=True)
+    Mg, mg = mincq_matrices(H[reps] * flips[reps, None], 2 * y - 1)
+    grouped = solve_mincq_path(Mg, mg, [mu], multiplicity=counts, n_voters=len(H))[0]
+    np.testing.assert_allclose(expand_group_weights(grouped.weights, inverse, counts, flips), res.weights,
+                               rtol=1e-6, atol=1e-12)
+
+
+def test_mincq_all_perfect_voters_share_the_weight_equally():
+    y = np.random.default_rng(0).choice([-1, 1], size=50)
+    H = np.tile(y, (7, 1))  # every voter is perfect on S: every w with sum w = mu is optimal
+    M, marg = mincq_matrices(H, y)
+    for mu in (1e-4, 0.05, 1.0):  # mu = 1: the largest margin, every |w_i| = 1/n exactly
+        (res,) = solve_mincq_path(M, marg, [mu])
+        assert res.solved and res.extra["null_dim"] == 6
+        np.testing.assert_allclose(res.weights, np.full(7, mu / 7), rtol=1e-12)
+        assert res.objective == pytest.approx(mu * mu, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mincq_dependent_voters_get_the_minimum_norm_optimum(seed):
+    H, y = dependent_votes(seed)
+    M, marg = mincq_matrices(H, y)
+    assert np.linalg.matrix_rank(M) == 4
+    grid = [1e-4, 1e-3, 1e-2]
+    path = solve_mincq_path(M, marg, grid)
+    for res in path:
+        assert res.solved and res.extra["null_dim"] == 2 and res.iterations == 0  # closed form: the box is slack
+        v = res.weights / res.value
+        np.testing.assert_allclose(v, min_norm_optimum(H, v), rtol=1e-9, atol=1e-12)
+        assert v @ M @ v == pytest.approx(1.0 / (marg @ np.linalg.pinv(M) @ marg), rel=1e-9)  # optimal
+        np.testing.assert_allclose(v, path[0].weights / path[0].value, rtol=1e-14)  # one solution for the grid
+    # deterministic: repeated, cold, or in another grid order, the weights are the same bits
+    again = solve_mincq_path(M, marg, grid[::-1], warm_start=False)[::-1]
+    for a, b in zip(path, again, strict=True):
+        np.testing.assert_array_equal(a.weights, b.weights)
+    # with group sizes, the norm is sum_g v_g^2 / k_g
+    k = np.array([3.0, 1.0, 2.0, 1.0, 5.0, 1.0])
+    res = solve_mincq_path(M, marg, [1e-3], multiplicity=k, n_voters=int(k.sum()))[0]
+    v = res.weights / 1e-3
+    np.testing.assert_allclose(v, min_norm_optimum(H, v, k), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mincq_degenerate_with_an_active_box_is_the_minimum_norm_optimum(seed):
+    H, y = dependent_votes(seed)
+    M, marg = mincq_matrices(H, y)
+    n = len(marg)
+    mu = 0.9 * mincq_max_margin(marg)
+    bound = 1.0 / (n * mu)
+    results = [solve_mincq_path(M, marg, [mu])[0] for _ in range(2)]
+    res = results[0]
+    assert res.solved and res.iterations > 0 and res.extra["min_norm"] == 1.0  # OSQP, then the face QP
+    np.testing.assert_array_equal(res.weights, results[1].weights)  # repeated solves: the same point
+    v = res.weights / mu
+    assert np.max(np.abs(v)) == pytest.approx(bound, rel=1e-6)  # the box binds
+    # brute force, independent of OSQP: SLSQP on Program 1 for the optimal value and vote, then the least-norm point
+    # with that vote within the box
+    prog = mincq_program1(M, marg, mu)
+    ref = minimize(prog["objective"], np.full(n, 0.5 / n), jac=lambda q: prog["P"] @ q + prog["lin"],
+                   method="SLSQP", bounds=list(zip(prog["lower"], prog["upper"], strict=True)),
+                   constraints=[{"type": "eq", "fun": lambda q: prog["A_eq"][0] @ q - prog["b_eq"],
+                                 "jac": lambda q: prog["A_eq"][0]}], options={"ftol": 1e-15, "maxiter": 1000})
+    assert ref.success
+    v_ref = (2 * ref.x - 1.0 / n) / mu
+    assert v @ M @ v == pytest.approx(v_ref @ M @ v_ref, rel=1e-6)  # an optimum
+    lam, vecs = np.linalg.eigh(M)
+    U = vecs[:, lam > 1e-9]  # the vote H^T v is fixed by U^T v
+    least = minimize(lambda x: x @ x, v_ref, jac=lambda x: 2 * x, method="SLSQP", bounds=[(-bound, bound)] * n,
+                     constraints=[{"type": "eq", "fun": lambda x: U.T @ (x - v_ref), "jac": lambda x: U.T}],
+                     options={"ftol": 1e-15, "maxiter": 1000})
+    assert least.success
+    np.testing.assert_allclose(v, least.x, atol=1e-5 * bound)
+    assert v @ v <= least.x @ least.x + 1e-6 * bound * bound
+
+
+def test_mincq_degenerate_forest_is_deterministic_and_minimum_norm():
+    """Trees that are perfect or repeated on S (as on Mushroom) leave dependent vote patterns: the fit is the
+    minimum-norm optimum, the out-of-bag curve is flat and the first mu is selected, the same on every fit."""
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(120, 4))
+        y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, -1)
+        clf = PACBayesForestClassifier(weighting="mincq", n_estimators=30, random_state=seed).fit(X, y)
+        if clf.solver_[0].get("null_dim"):
+            break
+    else:
+        pytest.fail("no degenerate MinCq problem among the seeds tried")
+    again = PACBayesForestClassifier(weighting="mincq", n_estimators=30, random_state=seed).fit(X, y)
+    np.testing.assert_array_equal(clf.weights_, again.weights_)
+    assert all(r["min_norm"] == 1.0 for r in clf.solver_)
+    slack = [i for i, r in enumerate(clf.solver_) if r["iterations"] == 0]  # the closed form: box slack
+    assert slack and slack[0] == 0
+    assert np.all(clf.selection_curve_[slack] == clf.selection_curve_[0])  # one vote for all those mu
+    signs = (2 * clf._train_pred_idx.astype(np.int64) - 1)
+    v = clf.weights_ / clf.selected_params_["mu"]
+    np.testing.assert_allclose(v, min_norm_optimum(signs, v), rtol=1e-8, atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------ warm start, groups
 def test_warm_start_gives_the_cold_solutions():
     pred, y = random_votes(9, n=15, m=90, n_classes=3)
@@ -499,7 +634,7 @@ def test_invalid_parameters(bad, binary_data):
 def test_registered():
     assert REGISTRY["pacbayes_forest"] is PACBayesForestClassifier
     assert get_learner("pacbayes_forest") is PACBayesForestClassifier
-    assert PACBayesForestClassifier.version == 1
+    assert PACBayesForestClassifier.version == 2  # 2: minimum-norm MinCq on degenerate programs
 
 
 # ---------------------------------------------------------------------------------------------------- diagnostics

@@ -369,7 +369,12 @@ def preprocess(cfg: Mapping[str, Any], table: Table, *, name: str, na_values: Se
 
 
 def _codes(tokens: np.ndarray, missing: np.ndarray, order: Any, name: str, column: str) -> np.ndarray:
-    """Integer codes of a categorical column: sorted (or configured) order; missing values get the last code."""
+    """Integer codes of a categorical column: sorted (or configured) order; missing values get the last code.
+
+    Sorted order is zirakiza2013's coding example (1 = carré, 2 = circulaire, 3 = rectangulaire), from 0; that
+    example does not place the missing marker, which a literal alphabetical reading would code first ('?' sorts
+    before letters): see experiments/zirakiza2013/README.md, Protocol choices.
+    """
     uniq, inverse = np.unique(np.asarray(tokens[~missing], dtype=str), return_inverse=True)
     normed = [norm_token(u) for u in uniq]
     distinct = sorted_values(normed)

@@ -302,7 +302,7 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
     (['c'], (20,), 1.0)
     """
 
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: degenerate MinCq programs return their minimum-norm optimum (_qp.py)
 
     def __init__(
         self,

@@ -50,6 +50,31 @@ below any solver tolerance, so with v = w / mu we solve
 inactive, v = M^+ m / (m^T M^+ m) for every mu, so the whole grid shares one solution. A mu above the largest
 achievable training margin sum_i |m_i| / n is not realisable: it is reported (status ``"mu not realisable"``) and
 not solved.
+
+Degenerate MinCq: the minimum-norm optimum
+------------------------------------------
+When M is singular (trees perfect or identical on S, as on Mushroom, leave voter patterns that are linearly
+dependent even after grouping: h_a + h_b = h_c + h_d), the optimum is not unique. Every z in the null space N of M
+has m^T z = 0 (m = H y / m lies in the range of M), so the optima form the face {v* + z : z in N} within the box,
+and any point of it can come out of OSQP, with arbitrary (often large, since the box is 1/(n mu)) null-space
+components that cancel in the training vote but not in the out-of-bag vote. forestlab returns one defined point:
+**the minimum-norm optimum**, the optimum with the smallest sum_i w_i^2 over the trees (with groups:
+sum_g W_g^2 / k_g, which an equal split within groups attains). It is computed exactly, not by a ridge:
+
+1. N is spanned by the eigenvectors of M with eigenvalue <= ``NULL_TOL`` x max(1, largest eigenvalue) (exact
+   zeros up to rounding for the {-1, +1} Gram matrices here; a direction of curvature lambda <= that tolerance
+   changes v^T M v by at most lambda ||dv||^2);
+2. box inactive: the minimum-norm optimum of the box-free problem is v0 = M^+ m / (m^T M^+ m) with its N-component
+   removed in the metric K^-1 (K = diag(group sizes)): v = v0 - Z (Z^T K^-1 Z)^-1 Z^T K^-1 v0. When it satisfies the
+   box it is the answer (it is optimal for the smaller boxed problem, and of least norm among all box-free optima);
+   the whole grid then shares it, so the out-of-bag curve is flat and the first mu is selected. No OSQP call;
+3. box active: OSQP solves the program (any optimum v* of the face), then a second, strictly convex QP in the
+   null-space coordinates b (dimension dim N): minimise (v* + Z b)^T K^-1 (v* + Z b) subject to the box. Moving
+   along N leaves m^T v and v^T M v unchanged, so the result is the minimum-norm optimum (to OSQP's tolerance).
+
+Only problems whose scaled matrix is numerically singular (the ones that get ``RIDGE``) take this route; the others
+are solved exactly as before. ``QPResult.extra`` then holds ``null_dim`` (dim N) and ``min_norm`` (1.0, or 0.0 if
+the second QP failed and OSQP's optimum was kept).
 """
 
 from __future__ import annotations
@@ -65,6 +90,7 @@ import scipy.sparse as sp
 __all__ = [
     "ACCEPT_TOL",
     "OSQP_SETTINGS",
+    "NULL_TOL",
     "RIDGE",
     "ZERO_WEIGHT",
     "QPResult",
@@ -94,6 +120,9 @@ OSQP_SETTINGS: dict[str, Any] = {
 ACCEPT_TOL: float = 1e-5
 #: Ridge added to the unit-diagonal matrix when it is numerically singular.
 RIDGE: float = 1e-9
+#: MinCq: eigenvalues of the unit-diagonal matrix M at most NULL_TOL x max(1, its largest eigenvalue) span the null
+#: space along which the minimum-norm optimum is taken (singular problems only).
+NULL_TOL: float = 1e-10
 #: SORF weights at most this are set to exactly 0 (below the solver's accuracy), so "a tree with zero weight" is
 #: well defined for the out-of-bag rule.
 ZERO_WEIGHT: float = 1e-7
@@ -412,6 +441,55 @@ def solve_sorf_path(S: np.ndarray, a: np.ndarray, n_samples: int, c_grid: Sequen
     return out
 
 
+@dataclass(frozen=True)
+class _MinCqFace:
+    """What a singular MinCq problem needs for its minimum-norm optimum (see the module docstring)."""
+
+    null: np.ndarray  # (n, d) orthonormal basis Z of the null space of M
+    k: np.ndarray  # (n,) group sizes: the norm is sum_g v_g^2 / k_g
+    v_min_norm: np.ndarray | None  # minimum-norm optimum of the box-free problem (None if m is not in range(M))
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """The point of v + span(Z) of least norm sum_g v_g^2 / k_g (no box)."""
+        Zk = self.null / self.k[:, None]
+        beta = np.linalg.solve(self.null.T @ Zk, Zk.T @ v)
+        return v - self.null @ beta
+
+
+def _mincq_face(M: np.ndarray, margins: np.ndarray, k: np.ndarray) -> _MinCqFace | None:
+    """The null space of M and the box-free minimum-norm optimum, or None when M has no null space."""
+    lam, vecs = np.linalg.eigh(M)
+    null = lam <= NULL_TOL * max(1.0, float(lam[-1]))
+    if not null.any():
+        return None
+    face = _MinCqFace(null=vecs[:, null], k=k, v_min_norm=None)
+    rng_vecs, rng_lam = vecs[:, ~null], lam[~null]
+    p = rng_vecs @ ((rng_vecs.T @ margins) / rng_lam)  # M^+ m
+    denom = float(margins @ p)
+    if not denom > 0:
+        return face
+    return _MinCqFace(null=face.null, k=k, v_min_norm=face.project(p / denom))
+
+
+def _min_norm_on_face(face: _MinCqFace, v_star: np.ndarray, bound: np.ndarray,
+                      settings: dict[str, Any] | None) -> np.ndarray | None:
+    """The least-norm point of (v_star + span(Z)) within the box |v| <= bound (a strictly convex QP in the null-space
+    coordinates), or None if OSQP does not solve it."""
+    Z = face.null
+    Zk = Z / face.k[:, None]
+    P = 2.0 * (Z.T @ Zk)
+    q = 2.0 * (Zk.T @ v_star)
+    solver = osqp.OSQP()
+    solver.setup(_triu_csc(P), q, sp.csc_matrix(Z), -bound - v_star, bound - v_star, **_settings(settings))
+    res = solver.solve(raise_error=False)
+    if not _status_ok(res) or float(res.info.dual_res) > ACCEPT_TOL:
+        return None
+    v = v_star + Z @ np.asarray(res.x, dtype=np.float64)
+    if float(np.max(np.abs(v) - bound, initial=0.0)) > ACCEPT_TOL:
+        return None
+    return v
+
+
 def solve_mincq_path(M: np.ndarray, margins: np.ndarray, mu_grid: Sequence[float], *,
                      multiplicity: np.ndarray | None = None, n_voters: int | None = None, warm_start: bool = True,
                      settings: dict[str, Any] | None = None) -> list[QPResult]:
@@ -436,7 +514,8 @@ def solve_mincq_path(M: np.ndarray, margins: np.ndarray, mu_grid: Sequence[float
     -------
     list of QPResult
         One per grid value, in order; ``weights`` is w = 2q - 1/n (|w_i| <= 1/n, m^T w = mu), per group when grouped.
-        ``extra["max_margin"]`` is the largest realisable mu.
+        ``extra["max_margin"]`` is the largest realisable mu. When M is singular the optimum is not unique and the
+        minimum-norm one is returned (module docstring; ``extra`` adds ``null_dim`` and ``min_norm``).
     """
     M = np.asarray(M, dtype=np.float64)
     margins = np.asarray(margins, dtype=np.float64)
@@ -445,6 +524,7 @@ def solve_mincq_path(M: np.ndarray, margins: np.ndarray, mu_grid: Sequence[float
     n_total = float(k.sum() if n_voters is None else n_voters)
     max_margin = mincq_max_margin(margins, k, int(n_total))
     ridge = _ridge_for(M)
+    face = _mincq_face(M, margins, k) if ridge > 0 else None
     P = 2.0 * (M + np.diag(ridge / k))
     A = _row_over_identity(margins)
     path = _Path(P, A, settings, warm_start)
@@ -452,11 +532,19 @@ def solve_mincq_path(M: np.ndarray, margins: np.ndarray, mu_grid: Sequence[float
     for mu in mu_grid:
         mu = float(mu)
         extra = {"max_margin": max_margin}
+        if face is not None:
+            extra.update(null_dim=float(face.null.shape[1]), min_norm=1.0)
         if not mu <= max_margin:
             out.append(QPResult(value=mu, weights=None, status="mu not realisable", solved=False, ridge=ridge,
                                 extra=extra))
             continue
         bound = k / (n_total * mu)
+        if face is not None and face.v_min_norm is not None and np.all(np.abs(face.v_min_norm) <= bound * (1 + 1e-12)):
+            v = np.clip(face.v_min_norm, -bound, bound)  # the exact minimum-norm optimum: no solver involved
+            prim = float(abs(margins @ v - 1.0))
+            out.append(QPResult(value=mu, weights=mu * v, status="solved", solved=prim <= ACCEPT_TOL, prim_res=prim,
+                                dual_res=0.0, objective=float(mu * mu * (v @ M @ v)), ridge=ridge, extra=extra))
+            continue
         res = path.solve(np.zeros(n), np.concatenate([[1.0], -bound]), np.concatenate([[1.0], bound]))
         v = np.asarray(res.x, dtype=np.float64) if res.x is not None else np.full(n, np.nan)
         if np.all(np.isfinite(v)):
@@ -467,7 +555,14 @@ def solve_mincq_path(M: np.ndarray, margins: np.ndarray, mu_grid: Sequence[float
         ok = _status_ok(res) and prim <= ACCEPT_TOL and dual <= ACCEPT_TOL
         weights, objective = None, float("nan")
         if ok:
-            weights = mu * np.clip(v, -bound, bound)
+            v = np.clip(v, -bound, bound)
+            if face is not None:  # the minimum-norm point of the optimal face v* + N within the box
+                v_min = _min_norm_on_face(face, v, bound, settings)
+                if v_min is None:
+                    extra["min_norm"] = 0.0
+                else:
+                    v = np.clip(v_min, -bound, bound)
+            weights = mu * v
             objective = float(weights @ M @ weights)
         out.append(QPResult(value=mu, weights=weights, status=str(res.info.status), solved=ok, prim_res=prim,
                             dual_res=dual, iterations=int(res.info.iter), objective=objective, ridge=ridge,
