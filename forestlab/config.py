@@ -12,6 +12,7 @@ import copy
 import functools
 import os
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,12 +56,26 @@ def group_options(group: str) -> list[str]:
 
 
 def load_group_option(group: str, name: str) -> DictConfig:
-    """Load ``conf/<group>/<name>.yaml`` on its own (used for the lists of datasets and algorithms of an experiment)."""
+    """``conf/<group>/<name>.yaml`` as Hydra composes it on its own (used for the lists of datasets and algorithms of an
+    experiment): an option's ``defaults:`` list (a base ``_<name>.yaml`` of the same group) applies exactly as when the
+    option is the selected one. Returns a fresh copy; no ``defaults`` key is left.
+
+    An option without a ``defaults:`` list is what Hydra composes it to, its file's content, and is read as such (one
+    plain parse, which is also Hydra's first step: composing every option would cost Hydra's merges for nothing). An
+    option whose package is ``_global_`` (experiments, ``debug``) only makes sense composed with the root config, whose
+    choices its ``defaults:`` override: it is read as its file, as written.
+    """
     path = conf_dir() / group / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"unknown {group} '{name}'; valid {group} names: {', '.join(group_options(group))}")
     stat = path.stat()
-    return copy.deepcopy(_load_yaml(str(path), stat.st_mtime_ns, stat.st_size))
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    package, _ = _file_header(*version)
+    if package in (None, "_group_", "_global_"):
+        node = _load_yaml(*version)
+        if package == "_global_" or "defaults" not in node:
+            return copy.deepcopy(node)
+    return copy.deepcopy(_composed_group_option(conf_dir(), group, name))
 
 
 @functools.lru_cache(maxsize=512)
@@ -75,6 +90,109 @@ def _load_yaml(path: str, mtime_ns: int, size: int) -> DictConfig:
     if not isinstance(node, DictConfig):
         raise ConfigError(f"{path} must hold a mapping")
     return node
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_header(path: str, mtime_ns: int, size: int) -> tuple[str | None, bool]:
+    """A config file's ``# @package`` (read as Hydra reads its header: the leading ``# @KEY VALUE`` lines), and whether
+    a line starts with ``defaults:`` (only a hint, for batching: the parsed file decides)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {_one_line(exc)}") from None
+    package = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        match = re.match(r"^#\s*@(\S+)\s+(\S+)\s*$", line)
+        if not match:
+            break
+        if match.group(1) == "package":
+            package = match.group(2)
+    return package, re.search(r"^defaults\s*:", text, re.MULTILINE) is not None
+
+
+# Hydra-composed group options, per (conf folder, group): the folder's signature (the relative path, mtime and size of
+# every YAML file under it, bases included), the options composed so far as plain containers (each made a DictConfig
+# when first asked for), and whether the batch was composed: at the first option asked for, every option of the group
+# with a `defaults:` list, in one compose, since Hydra's own setup (~50 ms a compose) would otherwise be paid for each.
+_COMPOSED: dict[tuple[str, str], tuple[tuple[tuple[str, int, int], ...], dict[str, Any], list[bool]]] = {}
+_COMPOSE_LOCK = threading.Lock()  # GlobalHydra is one per process
+_COMPOSED_TREES = 8  # config trees kept (tests compose many copies of conf/)
+
+
+def _composed_group_option(root: Path, group: str, name: str) -> DictConfig:
+    """Option ``name`` of ``group`` of the config tree ``root`` as Hydra composes it, from the cache of its group
+    folder (callers copy it)."""
+    folder = root / group
+    signature = tuple(sorted((str(p.relative_to(folder)), st.st_mtime_ns, st.st_size)
+                             for p in folder.rglob("*.yaml") for st in (p.stat(),)))
+    key = (str(root), group)
+    with _COMPOSE_LOCK:
+        cached = _COMPOSED.get(key)
+        if cached is None or cached[0] != signature:
+            _COMPOSED.pop(key, None)
+            while len(_COMPOSED) >= _COMPOSED_TREES * len(GROUPS):
+                del _COMPOSED[next(iter(_COMPOSED))]  # the oldest
+            cached = _COMPOSED[key] = (signature, {}, [False])
+        options, batched = cached[1], cached[2]
+        if name not in options and not batched[0]:
+            batched[0] = True
+            batch = {name} if re.fullmatch(r"[\w.-]+", name) else set()
+            for path in folder.glob("*.yaml"):
+                stat = path.stat()
+                package, has_defaults = _file_header(str(path), stat.st_mtime_ns, stat.st_size)
+                if (has_defaults and package in (None, "_group_") and not path.stem.startswith("_")
+                        and re.fullmatch(r"[\w.-]+", path.stem)):
+                    batch.add(path.stem)
+            if len(batch) > 1:
+                try:
+                    options.update(_compose_group_options(root, group, sorted(batch)))
+                except ConfigError:  # a bad file among them: compose each option alone, so the others still load
+                    pass
+        if name not in options:
+            options.update(_compose_group_options(root, group, [name]))
+        if not isinstance(options[name], DictConfig):
+            # detached: no parent, no struct flag, as OmegaConf.load gives (interpolations kept unresolved)
+            options[name] = OmegaConf.create(options[name])
+        return options[name]
+
+
+def _compose_group_options(root: Path, group: str, names: Sequence[str]) -> dict[str, Any]:
+    """Compose options of one group with Hydra, without the root config: ``+group=name`` puts the option (its
+    ``defaults:`` bases merged, in their order) at ``cfg[group]``. Several options at once each go to a package of
+    their own (``+group@_option_I=name``): the same content, for one Hydra setup. Returns plain containers."""
+    import yaml
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+
+    if not names:
+        return {}
+    folder = root / group
+    packages = [group] if len(names) == 1 else [f"_option_{i}" for i in range(len(names))]
+    overrides = [f"+{group}={names[0]}"] if len(names) == 1 else [
+        f"+{group}@{package}={name}" for package, name in zip(packages, names, strict=True)]
+    where = folder / f"{names[0]}.yaml" if len(names) == 1 else folder
+    try:
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(root), version_base=None):
+            cfg = hydra_compose(config_name=None, overrides=overrides)
+        out = {}
+        for package, name in zip(packages, names, strict=True):
+            node = OmegaConf.select(cfg, package)
+            if node is not None and not isinstance(node, DictConfig):
+                raise ConfigError(f"{folder / f'{name}.yaml'} must hold a mapping")
+            out[name] = OmegaConf.to_container(node, resolve=False) if node is not None else {}
+        return out
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        file = mark.name if mark is not None and getattr(mark, "name", None) else where
+        raise ConfigError(f"cannot read {file}: {_yaml_message(exc)}") from None
+    except (HydraException, OmegaConfBaseException, OSError, ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"cannot compose {where}: {_one_line(exc)}") from None
 
 
 def _yaml_message(exc: BaseException) -> str:

@@ -1,7 +1,7 @@
 import pytest
 from omegaconf import OmegaConf
 
-from forestlab.config import compose, group_options, list_options
+from forestlab.config import compose, group_options, list_options, load_group_option
 from forestlab.errors import ConfigError
 from forestlab.runner import plan
 
@@ -23,12 +23,56 @@ def test_smoke_shrinks_every_experiment(experiment):
     assert all(s.identity["learner"]["params"].get("n_estimators", 0) <= 10 for s in specs)
 
 
-def test_every_dataset_and_algorithm_config_is_selectable():
-    for name in group_options("dataset"):
-        cfg = compose([f"dataset={name}"])
-        assert cfg.dataset.name == name and cfg.experiment.name == "single"
-    for name in group_options("algorithm"):
-        assert compose([f"algorithm={name}"]).algorithm.name == name
+@pytest.mark.parametrize("group", ["dataset", "algorithm", "protocol"])
+def test_every_option_is_selectable_and_loads_alone_as_when_selected(group):
+    """An experiment's other datasets and algorithms (load_group_option) are exactly what Hydra composes when the
+    option is the selected one, their `defaults:` bases (conf/<group>/_*.yaml) merged and no `defaults` key left."""
+    for name in group_options(group):
+        extra = ["dataset=ringnorm"] if group == "protocol" else []  # 7400 points: room for every protocol's sizes
+        cfg = compose([f"{group}={name}", "experiment=single", *extra])
+        assert cfg[group].name == name and cfg.experiment.name == "single"
+        selected = OmegaConf.to_container(cfg[group], resolve=True)
+        alone = OmegaConf.to_container(load_group_option(group, name), resolve=True)
+        assert alone == selected, name
+        assert "defaults" not in alone, name
+
+
+def test_group_options_compose_their_bases(tmp_path, monkeypatch):
+    """A base `_name.yaml` is merged under the option that names it, is not listed, and an edit to it is seen at once;
+    a broken base or option is one line naming its file, and compose() works before and after."""
+    import shutil
+
+    from forestlab.config import PROJECT_DIR
+
+    conf = tmp_path / "conf"
+    shutil.copytree(PROJECT_DIR / "conf", conf)
+    monkeypatch.setenv("FORESTLAB_CONF_DIR", str(conf))
+    algorithms = conf / "algorithm"
+    (algorithms / "_mine_base.yaml").write_text("estimator: rf\nseed_tag: mine\nparams: {n_estimators: 5, "
+                                               "criterion: gini}\ngrid: {}\n")
+    (algorithms / "mine.yaml").write_text("defaults: [_mine_base, _self_]\nname: mine\nparams: {n_estimators: 7}\n")
+    assert "mine" in group_options("algorithm") and not [n for n in group_options("algorithm") if n[0] == "_"]
+    assert compose(["algorithm=mine"]).algorithm.params.n_estimators == 7
+    mine = load_group_option("algorithm", "mine")
+    assert OmegaConf.to_container(mine) == {"estimator": "rf", "seed_tag": "mine", "grid": {}, "name": "mine",
+                                            "params": {"n_estimators": 7, "criterion": "gini"}}
+    mine.params.n_estimators = 9  # callers get copies
+    assert load_group_option("algorithm", "mine").params.n_estimators == 7
+    assert load_group_option("algorithm", "sorf").params.weighting == "sorf"  # the rest of the group
+    (algorithms / "_mine_base.yaml").write_text("estimator: rf\nseed_tag: mine\nparams: {criterion: entropy}\n")
+    assert load_group_option("algorithm", "mine").params.criterion == "entropy"
+    (algorithms / "_mine_base.yaml").write_text("estimator: rf\nparams: {criterion: [gini\n")
+    with pytest.raises(ConfigError, match=r"cannot read .*_mine_base\.yaml: .*\(line \d+, column \d+\)") as info:
+        load_group_option("algorithm", "mine")
+    assert "\n" not in str(info.value)
+    assert load_group_option("algorithm", "rf").params.weighting == "uniform"  # a broken file stops only its own
+    (algorithms / "mine.yaml").write_text("defaults: [_nope, _self_]\nname: mine\n")
+    with pytest.raises(ConfigError, match=r"mine\.yaml: .*_nope") as info:
+        load_group_option("algorithm", "mine")
+    assert "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="unknown algorithm 'nope'; valid algorithm names: .*sorf"):
+        load_group_option("algorithm", "nope")
+    assert compose(["experiment=uci_binary"]).algorithm.name == "rf"
 
 
 def test_defaults_are_quickstart_offline():
