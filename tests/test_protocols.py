@@ -1,11 +1,10 @@
 import hashlib
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from forestlab import protocols
+from forestlab.config import group_options, load_group_option, to_container
 from forestlab.datasets import _synthetic
 from forestlab.datasets._synthetic import GENERATORS, load_synthetic, register_generator, sample_synthetic
 from forestlab.errors import ConfigError, DatasetError
@@ -132,8 +131,8 @@ def test_protocol_kinds():
 
 
 def test_every_shipped_protocol_config_is_valid():
-    for path in sorted((Path(__file__).parents[1] / "conf" / "protocol").glob("*.yaml")):
-        check_protocol(yaml.safe_load(path.read_text()))
+    for name in group_options("protocol"):  # composed with their bases (conf/protocol/_*.yaml), as a run uses them
+        check_protocol(to_container(load_group_option("protocol", name)))
 
 
 @pytest.mark.parametrize("proto", [
