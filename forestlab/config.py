@@ -539,7 +539,7 @@ def _check_algorithm(name: str, alg_cfg: dict[str, Any], shared: dict[str, Any])
     if est_name not in REGISTRY:
         raise ConfigError(f"algorithm '{name}': unknown estimator '{est_name}'; valid estimators: "
                           f"{', '.join(sorted(REGISTRY))}")
-    cls = REGISTRY[est_name]
+    cls = REGISTRY[est_name].cls
     params = alg_cfg.get("params") or {}
     grid = alg_cfg.get("grid") or {}
     if not isinstance(params, dict):
@@ -566,38 +566,15 @@ def _check_algorithm(name: str, alg_cfg: dict[str, Any], shared: dict[str, Any])
 
 
 def _param_constraints(cls: type) -> dict[str, Any]:
-    """scikit-learn-style parameter constraints of a learner: its own ``_parameter_constraints`` if it declares
-    them; else, for forestlab's Breiman forests (which pass their parameters to scikit-learn's
-    RandomForestClassifier), the forest's; else the constraints of the parameter names whose meaning is the same in
-    every scikit-learn ensemble (``n_estimators``, ``max_depth``, ``min_samples_leaf``, ``bootstrap``, ``n_jobs``)."""
-    own = getattr(cls, "_parameter_constraints", None)
-    if own:
-        return dict(own)
-    from sklearn.ensemble import RandomForestClassifier
-
-    from forestlab.learners import BreimanForestClassifier
-
-    constraints = dict(RandomForestClassifier._parameter_constraints)
-    constraints.pop("max_features", None)  # forestlab's own rules (breiman_log2, ...): see _check_param
-    if isinstance(cls, type) and issubclass(cls, BreimanForestClassifier):
-        return constraints
-    return {k: constraints[k] for k in ("n_estimators", "max_depth", "min_samples_leaf", "bootstrap", "n_jobs")}
+    """The valid values of a learner's parameters, as the learner declares them in ``_parameter_constraints``
+    (scikit-learn's format); none for a learner that declares none (its parameters are then checked by name only)."""
+    return dict(getattr(cls, "_parameter_constraints", None) or {})
 
 
 def _check_param(alg: str, cls: type, where: str, key: str, value: Any) -> None:
     from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
     constraints = _param_constraints(cls)
-    if key == "max_features" and key not in constraints:
-        # every forestlab learner with a max_features passes it to resolve_max_features: check its form now (the
-        # number of features is only known once the data are loaded; a count above it is clipped, never an error)
-        from forestlab.learners import resolve_max_features
-
-        try:
-            resolve_max_features(value, 1 << 30)
-        except ValueError as exc:
-            raise ConfigError(f"algorithm '{alg}': {where}: {exc}") from None
-        return
     if key not in constraints:
         return
     try:

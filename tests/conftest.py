@@ -74,7 +74,7 @@ def count_done(db: Path) -> int:
 
 FAILING_LEARNER = '''
 """A test-only learner whose every fit fails (a run that fails inside the learner, after the config is valid)."""
-from forestlab.learners import REGISTRY, BreimanForestClassifier
+from forestlab.learners import BreimanForestClassifier, register
 
 
 class FailingForest(BreimanForestClassifier):
@@ -82,7 +82,7 @@ class FailingForest(BreimanForestClassifier):
         raise ValueError("deliberate failure of the test-only 'failing' learner")
 
 
-REGISTRY["failing"] = FailingForest
+register("failing", FailingForest, task="classifier")
 '''
 
 
@@ -103,7 +103,7 @@ def failing_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, st
     exec(compile(FAILING_LEARNER, "failing_learner.py", "exec"), namespace)  # registers it in this process
     from forestlab.learners import REGISTRY
 
-    monkeypatch.setitem(REGISTRY, "failing", REGISTRY.pop("failing"))  # so that it is removed after the test
+    monkeypatch.setitem(REGISTRY, "failing", REGISTRY.pop("failing"))  # the same entry, removed after the test
     monkeypatch.setenv("FORESTLAB_CONF_DIR", str(conf))
     return {"FORESTLAB_CONF_DIR": str(conf),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}

@@ -52,18 +52,17 @@ CASES = [
     (["launcher.n_jobs=two"], "launcher.n_jobs must be an integer, got 'two'"),
     (["algorithm.params.n_estimators=ten"], "algorithm 'rf': params.n_estimators must be an int in the range [1, inf)"),
     (["protocol.train_size=half"], "protocol.train_size must be an integer or a fraction, got 'half'"),
-    (["algorithm.params.max_features=banana"], "algorithm 'rf': params.max_features: max_features='banana' is not a "
-                                               "known rule; use an int >= 1, a float in (0, 1], None or one of "),
-    (["algorithm.params.max_features=true"], "max_features must be an int, a float, a string or None, got True"),
-    (["+experiment.params.max_features=banana"], "algorithm 'rf': params.max_features: max_features='banana'"),
+    (["algorithm.params.max_features=banana"], "algorithm 'rf': params.max_features must be an int in the range "
+                                               "[1, inf), a float in the range (0.0, 1.0], a str among {"),
+    (["algorithm.params.max_features=true"], "} or None, got True"),
+    (["+experiment.params.max_features=banana"], "} or None, got 'banana'"),
     (["protocol.stratify=maybe"], "protocol.stratify must be true or false, got 'maybe'"),
     (["limits=5"], "limits must be a mapping"),
     (["experiment.tables=5"], "experiment.tables must be a list of mappings"),
     (["launcher=dask", "launcher.scheduler=nonsense"], "launcher.scheduler must be a dask scheduler address"),
     # out of range
-    (["algorithm.params.max_features=0"], "algorithm 'rf': params.max_features: max_features must be >= 1 when an "
-                                          "int, got 0"),
-    (["algorithm.params.max_features=1.5"], "max_features must be in (0, 1] when a float, got 1.5"),
+    (["algorithm.params.max_features=0"], "algorithm 'rf': params.max_features must be an int in the range [1, inf)"),
+    (["algorithm.params.max_features=1.5"], "} or None, got 1.5"),
     (["algorithm.params.n_estimators=-5"], "algorithm 'rf': params.n_estimators must be an int in the range [1, inf), "
                                            "got -5"),
     (["algorithm.params.min_samples_leaf=0"], "algorithm 'rf': params.min_samples_leaf must be an int in the range "

@@ -93,7 +93,7 @@ CRASH_LEARNER = '''
 """A test-only learner that kills its own process (os._exit) when FORESTLAB_TEST_CRASH=1."""
 import os
 
-from forestlab.learners import REGISTRY, BreimanForestClassifier
+from forestlab.learners import BreimanForestClassifier, register
 
 
 class CrashingForest(BreimanForestClassifier):
@@ -103,7 +103,7 @@ class CrashingForest(BreimanForestClassifier):
         return super().fit(X, y)
 
 
-REGISTRY["crash"] = CrashingForest
+register("crash", CrashingForest, task="classifier")
 '''
 
 CRASHY_EXPERIMENT = '''

@@ -355,7 +355,7 @@ def test_refit_without_bootstrap_drops_oob_attributes(binary_data):
 
 # ---------------------------------------------------------------------------------------------------- registry
 def test_registry_and_get_learner():
-    assert REGISTRY["rf"] is BreimanForestClassifier
+    assert REGISTRY["rf"].cls is BreimanForestClassifier and REGISTRY["rf"].task == "classifier"
     assert get_learner("rf") is BreimanForestClassifier
     assert isinstance(BreimanForestClassifier.version, int)
     with pytest.raises(ConfigError, match=r"unknown learner 'nope'.*valid learners:.*\brf\b"):

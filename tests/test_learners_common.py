@@ -1,17 +1,48 @@
-"""scikit-learn's common estimator checks for every learner in ``forestlab.learners.REGISTRY``.
+"""The contracts every learner keeps, checked for each registered class and each configured algorithm.
 
-Instances are test-sized (as sklearn's INIT_PARAMS: a few trees, a fixed seed); a check a learner is known to fail
-is listed in EXPECTED_FAILED_CHECKS with the reason.
+- scikit-learn's common estimator checks (``parametrize_with_checks``): for every class in
+  ``forestlab.learners.REGISTRY`` at test size, and for every ``conf/algorithm/*.yaml`` with that file's parameters
+  (trees and hyperparameter grids shrunk for speed). A check a learner cannot pass is listed with the reason.
+- the registry (tasks, :func:`~forestlab.learners.register`'s checks), the parameter constraints (one declaration
+  per learner, read by the config checks and by ``fit``), and ``run_report`` (the values the runner stores).
+- the ranker contract, :func:`check_ranker`, on every ranker of :data:`RANKERS` (a toy one until the rankers of
+  depecker2010 land: add them to the list).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import roc_auc_score
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners import REGISTRY
+from forestlab.config import compose, group_options, to_container
+from forestlab.errors import ConfigError
+from forestlab.learners import (
+    REGISTRY,
+    TASKS,
+    LearnerEntry,
+    RunReportMixin,
+    TestResult,
+    get_entry,
+    get_learner,
+    register,
+    run_report,
+)
+from forestlab.learners._base import check_two_classes
+from forestlab.learners._pacbayes import DEFAULT_C_GRID, DEFAULT_MU_GRID
 
+# ---------------------------------------------------------------------------------------------------------------
+# Test-sized instances: every registered class, and every configured algorithm
+# ---------------------------------------------------------------------------------------------------------------
 #: Registry name -> constructor parameters for the checks (small and seeded, so the suite stays fast).
 INIT_PARAMS: dict[str, dict[str, Any]] = {
     "rf": {"n_estimators": 5, "random_state": 0},
@@ -29,30 +60,398 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     "pacbayes_forest": {},
 }
 
+#: At most this many trees, this many values in a hyperparameter grid, and this many refits for an error estimate
+#: (cross-validation folds, bootstrap forests), in the configured instances.
+MAX_TREES = 10
+MAX_GRID = 2
+MAX_REFITS = {"cv_folds": 2, "n_bootstrap": 2}
+#: Defaults of the grid parameters a config leaves null (the learner would search its full default grid).
+DEFAULT_GRIDS = {"c_grid": DEFAULT_C_GRID, "mu_grid": DEFAULT_MU_GRID}
 
-def _instances() -> list[Any]:
+#: Configured algorithm -> {check name: reason}.
+CONFIGURED_EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
+
+
+def _registered_instances() -> list[Any]:
     out = []
-    for name, cls in REGISTRY.items():
+    for name, entry in REGISTRY.items():
         params = INIT_PARAMS.get(name)
         if params is None:  # a learner added without test-sized params: shrink what can be shrunk
-            defaults = cls().get_params()
+            defaults = entry.cls().get_params()
             params = {k: v for k, v in {"n_estimators": 5, "random_state": 0}.items() if k in defaults}
-        out.append(cls(**params))
+        out.append(entry.cls(**params))
     return out
 
 
 def _name_of(estimator: Any) -> str:
-    return next(name for name, cls in REGISTRY.items() if isinstance(estimator, cls))
+    return next(name for name, entry in REGISTRY.items() if type(estimator) is entry.cls)
 
 
 def _expected_failed_checks(estimator: Any) -> dict[str, str]:
     return EXPECTED_FAILED_CHECKS.get(_name_of(estimator), {})
 
 
+def configured_algorithm(name: str) -> tuple[str, dict[str, Any]]:
+    """The registry name and the parameters of ``conf/algorithm/<name>.yaml`` as the runner sees them (composed
+    by Hydra, so the file's ``defaults:`` apply)."""
+    alg = to_container(compose(["experiment=single", f"algorithm={name}"]).algorithm)
+    return alg["estimator"], dict(alg.get("params") or {})
+
+
+def _test_sized(params: dict[str, Any]) -> dict[str, Any]:
+    """The params with at most MAX_TREES trees, MAX_GRID values per hyperparameter grid and MAX_REFITS refits."""
+    out = dict(params)
+    for key, most in {"n_estimators": MAX_TREES, **MAX_REFITS}.items():
+        if key in out:
+            out[key] = min(int(out[key]), most)
+    for key, value in params.items():
+        if key.endswith("_grid"):
+            grid = DEFAULT_GRIDS[key] if value is None else value
+            out[key] = [float(v) for v in grid[:MAX_GRID]]
+    return out
+
+
+CONFIGURED = {name: configured_algorithm(name) for name in group_options("algorithm")}
+_CONFIGURED_INSTANCES = {name: get_learner(est)(**_test_sized(params), random_state=0)
+                         for name, (est, params) in CONFIGURED.items()}
+_CONFIG_OF_INSTANCE = {id(est): name for name, est in _CONFIGURED_INSTANCES.items()}
+
+
+def _configured_expected_failed_checks(estimator: Any) -> dict[str, str]:
+    return CONFIGURED_EXPECTED_FAILED_CHECKS.get(_CONFIG_OF_INSTANCE[id(estimator)], {})
+
+
 def test_every_registered_learner_has_test_params():
     assert set(INIT_PARAMS) == set(REGISTRY)
 
 
-@parametrize_with_checks(_instances(), expected_failed_checks=_expected_failed_checks)
+@parametrize_with_checks(_registered_instances(), expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_learner(estimator, check):
     check(estimator)
+
+
+@parametrize_with_checks(list(_CONFIGURED_INSTANCES.values()),
+                          expected_failed_checks=_configured_expected_failed_checks)
+def test_sklearn_compatible_configured_algorithm(estimator, check):
+    check(estimator)
+
+
+def test_every_configured_algorithm_is_checked():
+    assert set(_CONFIGURED_INSTANCES) == set(group_options("algorithm")) and len(_CONFIGURED_INSTANCES) >= 12
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The registry
+# ---------------------------------------------------------------------------------------------------------------
+def test_registry_entries_name_their_task():
+    assert TASKS == ("classifier", "ranker", "two_sample_test")
+    for name, entry in REGISTRY.items():
+        assert isinstance(entry, LearnerEntry) and entry.name == name and entry.task in TASKS
+        assert get_entry(name) is entry and get_learner(name) is entry.cls
+    assert {get_entry(n).task for n in ("rf", "pacbayes_forest", "forest_svm", "rbf_svm", "gboost",
+                                        "rf_estimates", "rf_importance")} == {"classifier"}
+    with pytest.raises(ConfigError, match=r"unknown learner 'nope'.*valid learners:.*\brf\b"):
+        get_entry("nope")
+    with pytest.raises(AttributeError):
+        get_entry("rf").task = "ranker"  # frozen
+
+
+class _Scorer(BaseEstimator):
+    def fit(self, X, y):
+        return self
+
+    def decision_function(self, X):
+        return np.zeros(len(X))
+
+
+class _Tester:
+    def test(self, X_a, X_b):
+        return TestResult(statistic=0.0, p_value=1.0)
+
+
+@pytest.mark.parametrize("cls, task, message", [
+    (_Scorer, "classifier", "a classifier needs the method(s) predict"),
+    (_Tester, "ranker", "a ranker needs the method(s) fit, decision_function"),
+    (_Scorer, "two_sample_test", "a two_sample_test needs the method(s) test"),
+    (_Scorer, "regressor", "unknown task 'regressor'; valid tasks: classifier, ranker, two_sample_test"),
+])
+def test_register_refuses_a_class_without_its_tasks_methods(cls, task, message, monkeypatch):
+    monkeypatch.setattr("forestlab.learners.REGISTRY", dict(REGISTRY))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        register("toy", cls, task)
+
+
+@pytest.mark.parametrize("cls, task", [(_Scorer, "ranker"), (_Tester, "two_sample_test")])
+def test_register_adds_an_entry(cls, task, monkeypatch):
+    import forestlab.learners as learners
+
+    monkeypatch.setattr(learners, "REGISTRY", dict(REGISTRY))
+    entry = register("toy", cls, task)
+    assert learners.REGISTRY["toy"] == entry == LearnerEntry("toy", cls, task)
+    assert "toy" not in REGISTRY  # the module's REGISTRY is a copy here
+
+
+def test_test_result_is_a_frozen_pair():
+    result = TestResult(statistic=2.5, p_value=0.01)
+    assert (result.statistic, result.p_value) == (2.5, 0.01)
+    with pytest.raises(AttributeError):
+        result.p_value = 0.5
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parameter constraints: declared once per learner, read by the config checks and by fit
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(INIT_PARAMS))
+def test_parameter_constraints_cover_every_parameter_and_fit_enforces_them(name):
+    """scikit-learn's own check: one constraint per ``__init__`` parameter, and fit raises InvalidParameterError for
+    a value of a wrong type and for each constraint's invalid value."""
+    cls = get_learner(name)
+    assert set(cls._parameter_constraints) == set(cls().get_params())
+    check_param_validation(cls.__name__, cls(**INIT_PARAMS[name]))
+
+
+ONE_LINE = r"^algorithm '[a-z_]+': params\.[a-z_A-Z]+ must be .+, got .+$"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["algorithm=rf", "algorithm.params.criterion=bogus"], r"params.criterion must be a str among \{.*'gini'.*\}, "
+                                                           r"got 'bogus'"),
+    (["algorithm=rf_course", "algorithm.params.criterion=bogus"], r"params.criterion must be a str among"),
+    (["algorithm=rf", "algorithm.params.n_estimators=-5"], r"params.n_estimators must be an int in the range "
+                                                           r"\[1, inf\), got -5"),
+    (["algorithm=gboost", "algorithm.params.n_estimators=0"], r"params.n_estimators must be an int"),
+    (["algorithm=rf", "algorithm.params.max_features=0"], r"params.max_features must be an int in the range "
+                                                          r"\[1, inf\), a float in the range \(0.0, 1.0\], a str "
+                                                          r"among \{.*'breiman_log2'.*\} or None, got 0$"),
+    (["algorithm=rf", "algorithm.params.max_features=1.5"], r"params.max_features must be .*, got 1.5$"),
+    (["algorithm=rf_pisetta", "algorithm.params.max_features=true"], r"params.max_features must be .*, got True$"),
+    (["algorithm=bagging", "algorithm.params.max_features=log3"], r"params.max_features must be .*, got 'log3'$"),
+    (["algorithm=rf", "algorithm.params.weighting=bad"], r"params.weighting must be a str among \{.*'sorf'.*\}, "
+                                                         r"got 'bad'"),
+    (["algorithm=rf", "algorithm.params.regime=bad"], r"params.regime must be a str among"),
+    (["algorithm=forest_svm", "algorithm.params.kernel_scale=cosine"], r"params.kernel_scale must be a str among "
+                                                                       r"\{.*'count'.*\}, got 'cosine'"),
+    (["algorithm=forest_svm", "algorithm.params.C_grid=[1,0]"], r"params.C_grid must be a non-empty list of finite "
+                                                                r"numbers > 0, got \[1, 0\]"),
+    (["algorithm=sorf", "algorithm.params.c_grid=[]"], r"params.c_grid must be a non-empty list"),
+    (["algorithm=rbf_svm", "algorithm.params.inner_train_size=1.0"], r"params.inner_train_size must be a float in "
+                                                                     r"the range \(0.0, 1.0\), got 1.0"),
+    (["algorithm=rf_estimates", "algorithm.params.cv_folds=1"], r"params.cv_folds must be an int in the range "
+                                                                r"\[2, inf\), got 1"),
+    (["algorithm=rf_importance", "algorithm.params.n_noise_features=-1"], r"params.n_noise_features must be"),
+])
+def test_a_bad_parameter_value_is_one_config_error(overrides, message):
+    with pytest.raises(ConfigError) as info:
+        compose(["experiment=single", *overrides])
+    text = str(info.value)
+    assert "\n" not in text and re.match(ONE_LINE, text), text
+    assert re.search(message, text), text
+    assert text.startswith(f"algorithm '{overrides[0].split('=')[1]}': ")
+
+
+@pytest.mark.parametrize("name", group_options("algorithm"))
+def test_every_configured_algorithm_passes_its_learners_constraints(name):
+    from sklearn.utils._param_validation import validate_parameter_constraints
+
+    est, params = CONFIGURED[name]
+    cls = get_learner(est)
+    validate_parameter_constraints(cls._parameter_constraints, params, caller_name=name)  # raises if not
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# run_report: the values the runner stored before it asked the learners for them
+# ---------------------------------------------------------------------------------------------------------------
+def _old_runner_report(est: Any, X_test: Any, y_test: Any) -> dict[str, dict[str, Any]]:
+    """The runner's former reading of a fitted learner's attributes (forestlab.runner.execute_spec until this
+    issue), written out here as the reference."""
+    metrics: dict[str, float] = {}
+    if getattr(est, "oob_error_", None) is not None:
+        metrics["oob_risk"] = float(est.oob_error_)
+    if getattr(est, "max_tree_depth_", None) is not None:
+        metrics["max_depth"] = float(est.max_tree_depth_)
+    diagnostics = getattr(est, "diagnostics_", None)
+    if isinstance(diagnostics, Mapping):
+        metrics.update({k: float(v) for k, v in diagnostics.items()})
+    selected = dict(getattr(est, "selected_params_", None) or {})
+    arrays: dict[str, np.ndarray] = {}
+    if hasattr(est, "error_curves"):
+        curves = est.error_curves(X_test, y_test)
+        arrays.update({k: np.asarray(v) for k, v in curves.items()})
+    return {"values": metrics, "selected": selected, "arrays": arrays}
+
+
+@pytest.fixture(scope="module")
+def binary_split():
+    X, y = make_classification(n_samples=150, n_features=8, n_informative=4, random_state=3)
+    y = 2 * y - 1
+    return X[:100], y[:100], X[100:], y[100:]
+
+
+def _assert_same_report(got: dict[str, dict[str, Any]], want: dict[str, dict[str, Any]]) -> None:
+    assert set(got) == {"values", "selected", "arrays"}
+    assert list(got["values"]) == list(want["values"])
+    for key, value in want["values"].items():
+        assert type(got["values"][key]) is float
+        assert got["values"][key] == value or (np.isnan(value) and np.isnan(got["values"][key])), key
+    assert got["selected"] == want["selected"]
+    assert list(got["arrays"]) == list(want["arrays"])
+    for key, value in want["arrays"].items():
+        np.testing.assert_array_equal(got["arrays"][key], value, err_msg=key, strict=True)
+
+
+@pytest.mark.parametrize("name", group_options("algorithm"))
+def test_run_report_gives_what_the_runner_read(name, binary_split):
+    X, y, X_test, y_test = binary_split
+    est = clone(_CONFIGURED_INSTANCES[name]).set_params(random_state=4).fit(X, y)
+    assert isinstance(est, RunReportMixin)
+    want = _old_runner_report(est, X_test, y_test)
+    _assert_same_report(est.run_report(X_test, y_test), want)
+    _assert_same_report(run_report(est, X_test, y_test), want)
+    assert want["values"] or want["arrays"], "every configured learner reports something"
+
+
+def test_run_report_without_test_data_and_for_a_third_party_estimator(binary_split):
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, X_test, y_test = binary_split
+    rf = get_learner("rf")(n_estimators=4, random_state=0).fit(X, y)
+    report = rf.run_report()
+    assert "test_error" not in report["arrays"] and "train_error" in report["arrays"]
+    assert report["values"]["oob_risk"] == rf.oob_error_
+    with pytest.raises(ValueError, match="both X_test and y_test"):
+        rf.run_report(X_test)
+    assert run_report(LogisticRegression().fit(X, y), X_test, y_test) == {"values": {}, "selected": {}, "arrays": {}}
+    no_bootstrap = get_learner("rf")(n_estimators=4, bootstrap=False, random_state=0).fit(X, y)
+    assert "oob_risk" not in no_bootstrap.run_report()["values"]
+
+
+def test_every_registered_learner_has_the_run_report_mixin():
+    assert all(issubclass(entry.cls, RunReportMixin) for entry in REGISTRY.values())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The ranker contract
+# ---------------------------------------------------------------------------------------------------------------
+def _separable(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """n points in 4 dimensions, labels in {-1, +1} (both present), the classes 6 apart on the first feature."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 3 == 0, 1, -1)
+    rng.shuffle(y)
+    X = rng.normal(size=(n, 4))
+    X[:, 0] += 3.0 * y
+    return X, y
+
+
+def check_ranker(estimator: Any) -> None:
+    """Check the ranker contract on ``estimator`` (an unfitted instance with a fixed ``random_state`` if it has
+    one); raise AssertionError on the first breach.
+
+    - it clones (scikit-learn conventions: parameters only in ``__init__``);
+    - ``decision_function`` before ``fit`` raises NotFittedError;
+    - ``fit(X, y)`` with y in {-1, +1} returns the estimator itself and leaves X and y unchanged;
+    - ``decision_function(X)`` returns finite floats of shape (n_samples,), higher meaning more likely positive:
+      on separable data its test AUC is at least 0.9;
+    - the same ``random_state`` gives the same scores, bit for bit;
+    - the order of the training rows does not matter for the quality of the ranking (a forest's bootstrap may
+      change the scores themselves): the AUC stays at least 0.9 after shuffling them;
+    - labels of one class only, and test data with another number of features, are refused with a ValueError.
+    """
+    X, y = _separable(90, 0)
+    X_test, y_test = _separable(60, 1)
+    unfitted = clone(estimator)
+    assert unfitted.get_params() == estimator.get_params()
+    try:
+        unfitted.decision_function(X_test)
+    except NotFittedError:
+        pass
+    else:
+        raise AssertionError("decision_function before fit must raise NotFittedError")
+
+    X_before, y_before = X.copy(), y.copy()
+    fitted = clone(estimator)
+    assert fitted.fit(X, y) is fitted, "fit must return self"
+    assert np.array_equal(X, X_before) and np.array_equal(y, y_before), "fit must not change its inputs"
+    scores = fitted.decision_function(X_test)
+    assert isinstance(scores, np.ndarray) and scores.shape == (len(X_test),), f"scores of shape {np.shape(scores)}"
+    assert scores.dtype.kind == "f" and np.all(np.isfinite(scores)), "scores must be finite floats"
+    auc = roc_auc_score(y_test, scores)
+    assert auc >= 0.9, f"test AUC {auc:.3f} < 0.9 on separable data: higher scores must mean positive"
+
+    again = clone(estimator).fit(X, y).decision_function(X_test)
+    assert np.array_equal(scores, again), "the same random_state must give the same scores"
+
+    order = np.random.default_rng(2).permutation(len(y))
+    shuffled = clone(estimator).fit(X[order], y[order]).decision_function(X_test)
+    assert roc_auc_score(y_test, shuffled) >= 0.9, "the training rows' order must not spoil the ranking"
+
+    for bad_y in (np.ones(len(y), dtype=int), -np.ones(len(y), dtype=int)):
+        try:
+            clone(estimator).fit(X, bad_y)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("fit on labels of one class must raise ValueError")
+    try:
+        fitted.decision_function(X_test[:, :3])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("decision_function on data with another number of features must raise ValueError")
+
+
+class LinearMeanRanker(BaseEstimator):
+    """A toy ranker: the score is the projection on the difference of the class means, mean(X+) - mean(X-)."""
+
+    def __init__(self, random_state: int | None = None) -> None:
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> LinearMeanRanker:
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        classes, codes = check_two_classes(y, "a ranker")
+        self.direction_ = X[codes == 1].mean(axis=0) - X[codes == 0].mean(axis=0)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64) @ self.direction_
+
+
+#: The rankers held to the contract: the toy one until forestlab's rankers land, then those (test-sized).
+RANKERS: list[Any] = [LinearMeanRanker(random_state=0)]
+
+
+@pytest.mark.parametrize("ranker", RANKERS, ids=lambda r: type(r).__name__)
+def test_ranker_contract(ranker):
+    check_ranker(ranker)
+
+
+def test_registered_rankers_are_all_checked():
+    ranker_classes = {entry.cls for entry in REGISTRY.values() if entry.task == "ranker"}
+    assert ranker_classes <= {type(r) for r in RANKERS}
+
+
+class _FlippedRanker(LinearMeanRanker):
+    def decision_function(self, X):
+        return -super().decision_function(X)
+
+
+class _NoisyRanker(LinearMeanRanker):
+    def decision_function(self, X):
+        return super().decision_function(X) + np.random.default_rng().normal(size=len(X)) * 1e-9
+
+
+class _TrustingRanker(LinearMeanRanker):
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.direction_ = X[y == 1].mean(axis=0) - (X[y == -1].mean(axis=0) if (y == -1).any() else 0)
+        return self
+
+
+@pytest.mark.parametrize("broken, breach", [
+    (_FlippedRanker(), "AUC"),
+    (_NoisyRanker(), "same random_state"),
+    (_TrustingRanker(), "one class"),
+])
+def test_check_ranker_catches_a_broken_ranker(broken, breach):
+    with pytest.raises(AssertionError, match=breach):
+        check_ranker(broken)

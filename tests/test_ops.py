@@ -162,12 +162,12 @@ def test_changed_dataset_config_reruns_exactly_its_runs(workdir, conf_copy):
 
 
 def test_bumped_learner_version_reruns_exactly_that_learners_runs(workdir, conf_copy, monkeypatch):
-    from forestlab.learners import REGISTRY, BreimanForestClassifier
+    from forestlab.learners import REGISTRY, BreimanForestClassifier, LearnerEntry
 
     class VersionedForest(BreimanForestClassifier):
         version = 1
 
-    monkeypatch.setitem(REGISTRY, "rf_versioned", VersionedForest)
+    monkeypatch.setitem(REGISTRY, "rf_versioned", LearnerEntry("rf_versioned", VersionedForest, "classifier"))
     (conf_copy / "algorithm" / "rf_versioned.yaml").write_text(
         "name: rf_versioned\nestimator: rf_versioned\nseed_tag: forest\nparams: {n_estimators: 5}\ngrid: {}\n")
     # launcher.n_jobs=1 runs in this process, where the learner is registered

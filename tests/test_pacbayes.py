@@ -632,7 +632,7 @@ def test_invalid_parameters(bad, binary_data):
 
 
 def test_registered():
-    assert REGISTRY["pacbayes_forest"] is PACBayesForestClassifier
+    assert REGISTRY["pacbayes_forest"].cls is PACBayesForestClassifier
     assert get_learner("pacbayes_forest") is PACBayesForestClassifier
     assert PACBayesForestClassifier.version == 2  # 2: minimum-norm MinCq on degenerate programs
 

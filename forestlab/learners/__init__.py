@@ -1,19 +1,28 @@
 """Learners: scikit-learn estimators for the studies' algorithms, found by name.
 
-``REGISTRY`` maps the name used in ``conf/algorithm/<name>.yaml`` (``estimator:``) and on the command line to the
-class; :func:`get_learner` looks a name up with a clear error.
+``REGISTRY`` maps the name used in ``conf/algorithm/<name>.yaml`` (``estimator:``) and on the command line to a
+:class:`LearnerEntry`: the class and its task (``classifier``, ``ranker`` or ``two_sample_test``), which says how the
+runner evaluates it. :func:`register` adds a learner after checking that it has its task's methods;
+:func:`get_learner` and :func:`get_entry` look a name up with a clear error.
 
->>> from forestlab.learners import get_learner
+>>> from forestlab.learners import get_entry, get_learner
 >>> get_learner("rf").__name__
 'BreimanForestClassifier'
+>>> get_entry("rf").task
+'classifier'
 
-The hard-vote helpers :func:`tree_predictions` and :func:`weighted_vote` are shared by every learner that weighs
-a forest's trees (RF, SORF, MinCq).
+Every learner declares the valid values of its parameters in ``_parameter_constraints`` (scikit-learn's format),
+which the config checks read, and reports what the runner stores beyond its predictions through
+:func:`run_report`. The vote of a forest's trees (:func:`tree_predictions`, :func:`weighted_vote`) is implemented
+once, in ``_vote``, for every learner that weighs them (RF, SORF, MinCq).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from forestlab.errors import ConfigError
+from forestlab.learners._base import RunReportMixin, TestResult, run_report
 from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
@@ -27,16 +36,65 @@ from forestlab.learners._vote import (
     weighted_vote,
 )
 
-#: Algorithm name -> estimator class.
-REGISTRY: dict[str, type] = {
-    "rf": BreimanForestClassifier,
-    "forest_svm": ForestKernelSVC,
-    "rbf_svm": RBFSVC,
-    "gboost": GradientBoostingCurves,
-    "rf_estimates": ErrorEstimatesForest,
-    "rf_importance": ImportanceForest,
-    "pacbayes_forest": PACBayesForestClassifier,
+#: The tasks a learner can have, and the methods each needs: a classifier predicts labels; a ranker scores points
+#: (``decision_function``, higher = more likely positive) after fitting on labels in {-1, +1}; a two-sample test
+#: compares two samples (``test(X_a, X_b) -> TestResult``) and is not fitted.
+TASKS = ("classifier", "ranker", "two_sample_test")
+_TASK_METHODS: dict[str, tuple[str, ...]] = {
+    "classifier": ("fit", "predict"),
+    "ranker": ("fit", "decision_function"),
+    "two_sample_test": ("test",),
 }
+
+
+@dataclass(frozen=True)
+class LearnerEntry:
+    """A registered learner: its name, its class and its task (one of :data:`TASKS`)."""
+
+    name: str
+    cls: type
+    task: str
+
+
+#: Algorithm name -> registry entry (class and task).
+REGISTRY: dict[str, LearnerEntry] = {}
+
+
+def register(name: str, cls: type, task: str) -> LearnerEntry:
+    """Register ``cls`` under ``name`` with its ``task`` (replacing any learner of that name).
+
+    Raises
+    ------
+    ValueError
+        If ``task`` is not one of :data:`TASKS`, or ``cls`` lacks a method the task needs (a classifier: ``fit`` and
+        ``predict``; a ranker: ``fit`` and ``decision_function``; a two-sample test: ``test``).
+    """
+    if task not in _TASK_METHODS:
+        raise ValueError(f"cannot register learner '{name}': unknown task {task!r}; valid tasks: {', '.join(TASKS)}")
+    missing = [m for m in _TASK_METHODS[task] if not callable(getattr(cls, m, None))]
+    if missing:
+        raise ValueError(f"cannot register {getattr(cls, '__name__', cls)!r} as learner '{name}': a {task} needs "
+                         f"the method(s) {', '.join(missing)}")
+    entry = LearnerEntry(name=name, cls=cls, task=task)
+    REGISTRY[name] = entry
+    return entry
+
+
+register("rf", BreimanForestClassifier, task="classifier")
+register("forest_svm", ForestKernelSVC, task="classifier")
+register("rbf_svm", RBFSVC, task="classifier")
+register("gboost", GradientBoostingCurves, task="classifier")
+register("rf_estimates", ErrorEstimatesForest, task="classifier")
+register("rf_importance", ImportanceForest, task="classifier")
+register("pacbayes_forest", PACBayesForestClassifier, task="classifier")
+
+
+def get_entry(name: str) -> LearnerEntry:
+    """The registry entry of ``name`` (class and task); ConfigError listing the valid names if there is none."""
+    try:
+        return REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown learner '{name}'; valid learners: {', '.join(sorted(REGISTRY))}") from None
 
 
 def get_learner(name: str) -> type:
@@ -57,25 +115,29 @@ def get_learner(name: str) -> type:
     ConfigError
         If ``name`` is not registered; the message lists the valid names.
     """
-    try:
-        return REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown learner '{name}'; valid learners: {', '.join(sorted(REGISTRY))}") from None
+    return get_entry(name).cls
 
 
 __all__ = [
     "REGISTRY",
+    "TASKS",
     "BreimanForestClassifier",
     "ErrorEstimatesForest",
     "ForestKernelSVC",
     "GradientBoostingCurves",
     "ImportanceForest",
+    "LearnerEntry",
     "PACBayesForestClassifier",
     "RBFSVC",
+    "RunReportMixin",
+    "TestResult",
     "forest_kernel",
+    "get_entry",
     "get_learner",
     "kernel_target_alignment",
+    "register",
     "resolve_max_features",
+    "run_report",
     "shared_tree_predictions",
     "tree_prediction_indices",
     "tree_predictions",

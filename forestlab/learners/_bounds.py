@@ -15,7 +15,8 @@ Bounds:
   bounds the sample's vote error (Cantelli holds for the empirical distribution), ties counted as errors.
 - Seeger's (Langford-Seeger) PAC-Bayes bound (Cor. 6): with probability >= 1 - delta,
   kl(R_S(G_Q) || R(G_Q)) <= [KL(Q || P) + ln(xi(m) / delta)] / m, with the exact xi(m); inverted by bisection.
-  Doubled (Lemma 4, R(B_Q) <= 2 R(G_Q)) it bounds the vote's true risk (:func:`pac_bayes_vote_bound`).
+  Doubled (Lemma 4, R(B_Q) <= 2 R(G_Q)) it bounds the vote's true risk (``pac_bayes_bound`` of
+  :func:`pac_bayes_diagnostics`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ __all__ = [
     "kl_inverse_upper",
     "kl_to_uniform",
     "pac_bayes_diagnostics",
-    "pac_bayes_vote_bound",
     "seeger_gibbs_bound",
     "seeger_xi",
     "vote_margins",
@@ -132,11 +132,6 @@ def seeger_gibbs_bound(empirical_gibbs: float, kl: float, m: int, delta: float =
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     rhs = (max(float(kl), 0.0) + math.log(seeger_xi(m) / delta)) / m
     return kl_inverse_upper(empirical_gibbs, rhs)
-
-
-def pac_bayes_vote_bound(empirical_gibbs: float, kl: float, m: int, delta: float = 0.05) -> float:
-    """min(1, 2 x Seeger's Gibbs bound): a bound on the majority vote's true risk via R(B_Q) <= 2 R(G_Q)."""
-    return float(min(1.0, 2.0 * seeger_gibbs_bound(empirical_gibbs, kl, m, delta)))
 
 
 def kl_to_uniform(distribution: np.ndarray) -> float:

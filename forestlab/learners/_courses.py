@@ -16,17 +16,19 @@ curves by number of trees, importances by feature), not only error curves.
 from __future__ import annotations
 
 import hashlib
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab.learners._base import RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._cache import FitCache
-from forestlab.learners._forest import BreimanForestClassifier
+from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
 from forestlab.learners._kernel import derived_seeds, inner_split
 
 __all__ = [
@@ -37,14 +39,38 @@ __all__ = [
 ]
 
 
-def _check_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    check_classification_targets(y)
-    classes, codes = np.unique(y, return_inverse=True)
-    return classes, codes
+class _Delegating(RunReportMixin, ClassifierMixin, BaseEstimator):
+    """predict / predict_proba / decision_function of the fitted model ``_inner()`` that does the work (the
+    boosted trees, the forest), on the validated input as ``_transform`` prepares it."""
+
+    def _inner(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _transform(self, X: np.ndarray) -> np.ndarray:
+        return X
+
+    def _X(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return self._transform(validate_data(self, X, reset=False, dtype=np.float64))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted labels (the boosted trees' or the forest's)."""
+        X = self._X(X)
+        return self._inner().predict(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, columns following ``classes_`` (a forest's: its vote fractions)."""
+        X = self._X(X)
+        return self._inner().predict_proba(X)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The score; binary: shape (n_samples,), positive means ``classes_[1]`` (a forest's: its vote margin)."""
+        X = self._X(X)
+        return self._inner().decision_function(X)
 
 
 # ---------------------------------------------------------------------------------------------------------------
-class GradientBoostingCurves(ClassifierMixin, BaseEstimator):
+class GradientBoostingCurves(_Delegating):
     """Gradient boosting (scikit-learn's ``GradientBoostingClassifier``, log-loss) with its error by stage.
 
     The defaults follow ESL's Spambase comparison (HTF09 Fig. 15.1, the likely source of the RCP209 figure):
@@ -69,6 +95,10 @@ class GradientBoostingCurves(ClassifierMixin, BaseEstimator):
     """
 
     version: ClassVar[int] = 1
+    #: scikit-learn's GradientBoostingClassifier's, to which the parameters are passed.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        key: GradientBoostingClassifier._parameter_constraints[key]
+        for key in ("n_estimators", "learning_rate", "max_leaf_nodes", "max_depth", "subsample", "random_state")}
 
     def __init__(self, *, n_estimators: int = 500, learning_rate: float = 0.1, max_leaf_nodes: int | None = 5,
                  max_depth: int | None = None, subsample: float = 1.0,
@@ -82,10 +112,9 @@ class GradientBoostingCurves(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> GradientBoostingCurves:
         """Fit the boosted trees and record the training error after each stage."""
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, _ = _check_labels(y)
-        if len(classes) < 2:
-            raise ValueError(f"the training data hold only one class ({classes[0]!r}); boosting needs 2 classes")
+        check_two_classes(y, "boosting")
         self.model_ = GradientBoostingClassifier(
             n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth, subsample=self.subsample, random_state=self.random_state).fit(X, y)
@@ -93,31 +122,14 @@ class GradientBoostingCurves(ClassifierMixin, BaseEstimator):
         self.train_error_ = np.array([np.mean(p != y) for p in self.model_.staged_predict(X)])
         return self
 
-    def _X(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted labels."""
-        X = self._X(X)
-        return self.model_.predict(X)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (columns follow ``classes_``)."""
-        X = self._X(X)
-        return self.model_.predict_proba(X)
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """The boosted score; binary: shape (n_samples,), positive means ``classes_[1]``."""
-        X = self._X(X)
-        return self.model_.decision_function(X)
+    def _inner(self) -> GradientBoostingClassifier:
+        return self.model_
 
     def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
         """``n_trees`` (stages 1..n_estimators), ``train_error`` and, with test data, ``test_error`` by stage."""
         check_is_fitted(self)
         out = {"n_trees": np.arange(1, len(self.train_error_) + 1), "train_error": self.train_error_.copy()}
-        if (X_test is None) != (y_test is None):
-            raise ValueError("error_curves needs both X_test and y_test, or neither")
+        check_test_pair(X_test, y_test)
         if X_test is not None:
             y_test = np.asarray(y_test)
             out["test_error"] = np.array([np.mean(p != y_test) for p in self.model_.staged_predict(self._X(X_test))])
@@ -125,38 +137,19 @@ class GradientBoostingCurves(ClassifierMixin, BaseEstimator):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-class _ForestWrapper(ClassifierMixin, BaseEstimator):
+#: Constraints of the forest parameters of the course forests (bootstrap is always on: they need out-of-bag points).
+_COURSE_FOREST_CONSTRAINTS: dict[str, list[Any]] = {
+    key: FOREST_PARAMETER_CONSTRAINTS[key]
+    for key in ("n_estimators", "max_features", "max_depth", "min_samples_leaf", "criterion", "random_state", "n_jobs")}
+
+
+class _ForestWrapper(_Delegating):
     """predict / decision_function / error curves delegated to a fitted BreimanForestClassifier ``forest_``."""
 
     forest_: BreimanForestClassifier
 
-    def _forest_params(self, seed: int) -> BreimanForestClassifier:
-        return BreimanForestClassifier(n_estimators=self.n_estimators, max_features=self.max_features,
-                                       max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                                       bootstrap=True, criterion=self.criterion, random_state=seed,
-                                       n_jobs=self.n_jobs)
-
-    def _transform(self, X: np.ndarray) -> np.ndarray:
-        return X
-
-    def _X(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        return self._transform(validate_data(self, X, reset=False, dtype=np.float64))
-
-    def predict(self, X: Any) -> np.ndarray:
-        """The forest's majority vote."""
-        X = self._X(X)
-        return self.forest_.predict(X)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """The forest's vote fractions."""
-        X = self._X(X)
-        return self.forest_.predict_proba(X)
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """The forest's vote margin (binary) or vote fractions."""
-        X = self._X(X)
-        return self.forest_.decision_function(X)
+    def _inner(self) -> BreimanForestClassifier:
+        return self.forest_
 
     @property
     def oob_error_(self) -> float:
@@ -208,6 +201,12 @@ class ErrorEstimatesForest(_ForestWrapper):
     """
 
     version: ClassVar[int] = 1
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **_COURSE_FOREST_CONSTRAINTS,
+        "holdout_train_size": [Interval(RealNotInt, 0.0, 1.0, closed="neither")],
+        "cv_folds": [Interval(Integral, 2, None, closed="left")],
+        "n_bootstrap": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, *, n_estimators: int = 200, max_features: int | float | str | None = "sqrt",
                  max_depth: int | None = None, min_samples_leaf: int | float = 1, criterion: str = "gini",
@@ -226,17 +225,12 @@ class ErrorEstimatesForest(_ForestWrapper):
 
     def fit(self, X: Any, y: Any, fit_cache: FitCache | None = None) -> ErrorEstimatesForest:
         """Grow the forest and compute the error estimates (see the class docstring)."""
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = _check_labels(y)
-        if len(classes) < 2:
-            raise ValueError(f"the training data hold only one class ({classes[0]!r}); need 2 classes")
-        if int(self.cv_folds) < 2:
-            raise ValueError(f"cv_folds must be >= 2, got {self.cv_folds!r}")
-        if int(self.n_bootstrap) < 1:
-            raise ValueError(f"n_bootstrap must be >= 1, got {self.n_bootstrap!r}")
+        classes, codes = check_two_classes(y, "a random forest that estimates its error")
         n = len(y)
         base, seeds = derived_seeds(self.random_state, 4)
-        forest = self._forest_params(base)
+        forest = forest_like(self, random_state=base)
         self.forest_ = fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y)
         self.classes_ = classes
         train_pred = self.forest_.predict(X)
@@ -245,7 +239,7 @@ class ErrorEstimatesForest(_ForestWrapper):
         def grow(idx: np.ndarray, seed: int) -> BreimanForestClassifier | None:
             if len(np.unique(y[idx])) < 2:
                 return None
-            return self._forest_params(seed).fit(X[idx], y[idx])
+            return forest_like(self, random_state=seed).fit(X[idx], y[idx])
 
         # hold-out
         holdout = float("nan")
@@ -388,6 +382,11 @@ class ImportanceForest(_ForestWrapper):
     """
 
     version: ClassVar[int] = 1
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **_COURSE_FOREST_CONSTRAINTS,
+        "n_noise_features": [Interval(Integral, 0, None, closed="left")],
+        "n_repeats": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, *, n_estimators: int = 300, max_features: int | float | str | None = "sqrt",
                  max_depth: int | None = None, min_samples_leaf: int | float = 1, criterion: str = "gini",
@@ -409,16 +408,13 @@ class ImportanceForest(_ForestWrapper):
 
     def fit(self, X: Any, y: Any, fit_cache: FitCache | None = None) -> ImportanceForest:
         """Grow the forest (on X and the probes) and compute both importances."""
-        if int(self.n_noise_features) < 0:
-            raise ValueError(f"n_noise_features must be >= 0, got {self.n_noise_features!r}")
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, _ = _check_labels(y)
-        if len(classes) < 2:
-            raise ValueError(f"the training data hold only one class ({classes[0]!r}); need 2 classes")
+        classes, _ = check_two_classes(y, "a random forest with importances")
         base, (noise_seed, perm_seed) = derived_seeds(self.random_state, 2)
         self._noise_seed = noise_seed
         Xa = self._transform(X)
-        forest = self._forest_params(base)
+        forest = forest_like(self, random_state=base)
         self.forest_ = fit_cache.fit(forest, Xa, y) if fit_cache is not None else forest.fit(Xa, y)
         self.classes_ = classes
         self.importance_mdi_ = np.asarray(self.forest_.forest_.feature_importances_, dtype=float)

@@ -14,12 +14,15 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions, validate_parameter_constraints
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab.learners._base import IntNotBool, RunReportMixin
 from forestlab.learners._vote import TreeVoteMixin, tree_prediction_indices, vote_counts, vote_error_curves
 
-__all__ = ["BreimanForestClassifier", "resolve_max_features", "MAX_FEATURES_RULES"]
+__all__ = ["BreimanForestClassifier", "FOREST_PARAMETER_CONSTRAINTS", "MAX_FEATURES_CONSTRAINTS", "MAX_FEATURES_RULES",
+           "forest_like", "resolve_max_features"]
 
 #: Named rules for ``max_features``, as functions of the number of features d (result clipped to [1, d]).
 MAX_FEATURES_RULES: dict[str, str] = {
@@ -28,6 +31,29 @@ MAX_FEATURES_RULES: dict[str, str] = {
     "sqrt": "floor(sqrt(d)) (scikit-learn's 'sqrt')",
     "round_sqrt": "sqrt(d) rounded to the nearest integer (pisetta2010)",
     "all": "d, every feature (bagging); same as None",
+}
+
+#: The values ``max_features`` may take (scikit-learn's constraint format): an int >= 1 (not a bool), a float in
+#: (0, 1], one of the named rules, or None (all features).
+MAX_FEATURES_CONSTRAINTS: list[Any] = [
+    IntNotBool(1, None, closed="left"),
+    Interval(RealNotInt, 0.0, 1.0, closed="right"),
+    StrOptions(set(MAX_FEATURES_RULES)),
+    None,
+]
+
+_SKLEARN_FOREST = RandomForestClassifier._parameter_constraints
+#: Constraints of the forest's parameters: scikit-learn's RandomForestClassifier's, to which they are passed, and
+#: forestlab's rules for ``max_features``. Learners that grow a Breiman forest take theirs from here.
+FOREST_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_estimators": _SKLEARN_FOREST["n_estimators"],
+    "max_features": MAX_FEATURES_CONSTRAINTS,
+    "max_depth": _SKLEARN_FOREST["max_depth"],
+    "min_samples_leaf": _SKLEARN_FOREST["min_samples_leaf"],
+    "bootstrap": _SKLEARN_FOREST["bootstrap"],
+    "criterion": _SKLEARN_FOREST["criterion"],
+    "random_state": _SKLEARN_FOREST["random_state"],
+    "n_jobs": _SKLEARN_FOREST["n_jobs"],
 }
 
 
@@ -55,77 +81,31 @@ def resolve_max_features(max_features: Any, n_features: int) -> int:
     Raises
     ------
     ValueError
-        If ``max_features`` is none of the above (e.g. 0, a negative int, a float outside (0, 1], an unknown string).
+        If ``max_features`` is none of the above (e.g. 0, a negative int, a float outside (0, 1], an unknown string):
+        the values :data:`MAX_FEATURES_CONSTRAINTS` declares are the ones this function accepts.
     """
     d = int(n_features)
     if d < 1:
         raise ValueError(f"n_features must be >= 1, got {n_features}")
-    if max_features is None:
+    validate_parameter_constraints({"max_features": MAX_FEATURES_CONSTRAINTS}, {"max_features": max_features},
+                                   caller_name="resolve_max_features")
+    if max_features is None or max_features == "all":
         k = d
     elif isinstance(max_features, str):
-        if max_features == "breiman_log2":
-            k = d.bit_length()  # floor(log2 d) + 1, exact in integers
-        elif max_features == "log2":
-            k = d.bit_length() - 1
-        elif max_features == "sqrt":
-            k = math.isqrt(d)
-        elif max_features == "round_sqrt":
-            k = round(math.sqrt(d))  # sqrt(d) is never exactly k + 1/2 for an integer d
-        elif max_features == "all":
-            k = d
-        else:
-            raise ValueError(
-                f"max_features={max_features!r} is not a known rule; use an int >= 1, a float in (0, 1], None or one "
-                f"of {sorted(MAX_FEATURES_RULES)}"
-            )
-    elif isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        if max_features < 1:
-            raise ValueError(f"max_features must be >= 1 when an int, got {max_features}")
+        k = {
+            "breiman_log2": d.bit_length(),  # floor(log2 d) + 1, exact in integers
+            "log2": d.bit_length() - 1,
+            "sqrt": math.isqrt(d),
+            "round_sqrt": round(math.sqrt(d)),  # sqrt(d) is never exactly k + 1/2 for an integer d
+        }[max_features]
+    elif isinstance(max_features, numbers.Integral):
         k = int(max_features)
-    elif isinstance(max_features, numbers.Real) and not isinstance(max_features, bool):
-        if not 0.0 < float(max_features) <= 1.0:
-            raise ValueError(f"max_features must be in (0, 1] when a float, got {max_features}")
+    else:  # a float in (0, 1]
         k = int(float(max_features) * d)
-    else:
-        raise ValueError(
-            f"max_features must be an int, a float, a string or None, got {max_features!r} "
-            f"({type(max_features).__name__})"
-        )
     return min(max(k, 1), d)
 
 
-def _cumulative_vote_errors(
-    pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, mask: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Errors of the vote of the first k trees, for every k, from cumulative vote counts.
-
-    Returns ``(wrong, covered)``, both of shape (n_estimators,): ``wrong[k-1]`` is the number of samples the vote of
-    trees 0..k-1 (restricted to ``mask`` if given) gets wrong, among the ``covered[k-1]`` samples that have at least
-    one such vote. Samples are processed in blocks so the one-hot cumsum stays near 4 M entries.
-    """
-    n_trees, n_samples = pred_idx.shape
-    wrong = np.zeros(n_trees, dtype=np.int64)
-    covered = np.zeros(n_trees, dtype=np.int64)
-    block = max(1, (1 << 22) // max(1, n_trees * n_classes))
-    classes = np.arange(n_classes)
-    for start in range(0, n_samples, block):
-        sl = slice(start, start + block)
-        onehot = pred_idx[:, sl, None] == classes  # (T, b, K)
-        if mask is not None:
-            onehot &= mask[:, sl, None]
-        counts = np.cumsum(onehot, axis=0, dtype=np.int32)
-        miss = counts.argmax(axis=2) != y_idx[sl]  # ties -> lowest class index, as in predict
-        if mask is not None:
-            has_vote = np.cumsum(mask[:, sl], axis=0, dtype=np.int32) > 0
-            miss &= has_vote
-            covered += has_vote.sum(axis=1)
-        else:
-            covered += miss.shape[1]
-        wrong += miss.sum(axis=1)
-    return wrong, covered
-
-
-class BreimanForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
+class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, BaseEstimator):
     """Breiman's random forest voting by hard majority (the forest of zirakiza2013 and pisetta2010).
 
     The trees come from a public :class:`sklearn.ensemble.RandomForestClassifier`; predictions are the majority
@@ -199,6 +179,7 @@ class BreimanForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
     """
 
     version: ClassVar[int] = 1
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = dict(FOREST_PARAMETER_CONSTRAINTS)
 
     def __init__(
         self,
@@ -237,6 +218,7 @@ class BreimanForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
         self : BreimanForestClassifier
             The fitted forest.
         """
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float32)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -370,8 +352,17 @@ class BreimanForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
             - ``test_error`` (when test data are given).
         """
         check_is_fitted(self)
-        n_classes = len(self.classes_)
-        return vote_error_curves(
-            lambda pred_idx, y_idx, mask=None: _cumulative_vote_errors(pred_idx, y_idx, n_classes, mask=mask),
-            self._train_pred_idx, self._train_y_idx, self.classes_, self.oob_mask_ if self.bootstrap else None,
-            self._tree_indices, X_test, y_test)
+        return vote_error_curves(self._train_pred_idx, self._train_y_idx, self.classes_,
+                                 self.oob_mask_ if self.bootstrap else None, self._tree_indices, X_test, y_test)
+
+
+def forest_like(estimator: BaseEstimator, **overrides: Any) -> BreimanForestClassifier:
+    """An unfitted :class:`BreimanForestClassifier` with ``estimator``'s values of the forest's parameters (those it
+    has; the others keep their defaults), then ``overrides``.
+
+    A learner that grows a forest grows it with this, so its forest has exactly the parameters of an RF run with the
+    same settings, and a shared :class:`~forestlab.learners._cache.FitCache` grows it once for both.
+    """
+    own = estimator.get_params(deep=False)
+    params = {key: own[key] for key in FOREST_PARAMETER_CONSTRAINTS if key in own}
+    return BreimanForestClassifier(**{**params, **overrides})

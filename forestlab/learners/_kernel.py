@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,11 +31,12 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab.learners._base import PositiveGrid, RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._cache import FitCache
-from forestlab.learners._forest import BreimanForestClassifier
+from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
 
 __all__ = [
     "ForestKernelSVC",
@@ -217,23 +219,22 @@ def select_by_validation(scores: Sequence[float]) -> int:
     return int(np.flatnonzero(arr == np.nanmax(arr))[0])
 
 
-def _check_grid(values: Any, name: str) -> list[float]:
-    grid = [float(v) for v in np.atleast_1d(np.asarray(values, dtype=float))]
-    if not grid or any(not math.isfinite(v) or v <= 0 for v in grid):
-        raise ValueError(f"{name} must be a non-empty sequence of positive numbers, got {values!r}")
-    return sorted(set(grid))
+def _grid_values(values: Any) -> list[float]:
+    """A grid parameter (checked by its ``PositiveGrid`` constraint) as sorted distinct floats."""
+    return sorted({float(v) for v in np.atleast_1d(np.asarray(values, dtype=float))})
 
 
-def _check_two_classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    check_classification_targets(y)
-    classes, codes = np.unique(y, return_inverse=True)
-    if len(classes) < 2:
-        raise ValueError(f"the training data hold only one class ({classes[0]!r}); an SVM needs samples of at "
-                         "least 2 classes")
-    return classes, codes
+#: Constraints of the parameters both SVMs have.
+_SVM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
+    "C_grid": [PositiveGrid()],
+    "inner_train_size": [Interval(RealNotInt, 0.0, 1.0, closed="neither")],
+    "tol": [Interval(Real, 0.0, None, closed="neither")],
+    "cache_size": [Interval(Real, 0.0, None, closed="neither")],
+    "random_state": ["random_state"],
+}
 
 
-class _SVMBase(ClassifierMixin, BaseEstimator):
+class _SVMBase(RunReportMixin, ClassifierMixin, BaseEstimator):
     """predict / decision_function for an SVC on a kernel ``self._kernel(X)`` against the training points."""
 
     svc_: SVC
@@ -344,6 +345,11 @@ class ForestKernelSVC(_SVMBase):
     """
 
     version: ClassVar[int] = 1
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **FOREST_PARAMETER_CONSTRAINTS,
+        **_SVM_PARAMETER_CONSTRAINTS,
+        "kernel_scale": [StrOptions(set(KERNEL_SCALES))],
+    }
 
     def __init__(
         self,
@@ -377,13 +383,6 @@ class ForestKernelSVC(_SVMBase):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------------------------------------------------
-    def _forest(self, seed: int) -> BreimanForestClassifier:
-        """The forest with the parameters of the vote (the same parameter set, so a FitCache shares it)."""
-        return BreimanForestClassifier(n_estimators=self.n_estimators, max_features=self.max_features,
-                                       max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                                       bootstrap=self.bootstrap, criterion=self.criterion, random_state=seed,
-                                       n_jobs=self.n_jobs)
-
     @staticmethod
     def _grow(forest: BreimanForestClassifier, X: np.ndarray, y: np.ndarray,
               fit_cache: FitCache | None) -> BreimanForestClassifier:
@@ -406,13 +405,10 @@ class ForestKernelSVC(_SVMBase):
         -------
         self : ForestKernelSVC
         """
-        if self.kernel_scale not in KERNEL_SCALES:
-            raise ValueError(f"kernel_scale must be one of {KERNEL_SCALES}, got {self.kernel_scale!r}")
-        if not 0.0 < float(self.inner_train_size) < 1.0:
-            raise ValueError(f"inner_train_size must be in (0, 1), got {self.inner_train_size!r}")
-        grid = _check_grid(self.C_grid, "C_grid")
+        self._validate_params()
+        grid = _grid_values(self.C_grid)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = _check_two_classes(y)
+        classes, codes = check_two_classes(y, "an SVM")
         base, (split_seed, inner_seed) = derived_seeds(self.random_state, 2)
 
         scores = np.full(len(grid), np.nan)
@@ -420,7 +416,7 @@ class ForestKernelSVC(_SVMBase):
         split = inner_split(codes, float(self.inner_train_size), split_seed) if len(grid) > 1 else None
         if split is not None:
             learn, val = split
-            inner = self._grow(self._forest(inner_seed), X[learn], y[learn], fit_cache)
+            inner = self._grow(forest_like(self, random_state=inner_seed), X[learn], y[learn], fit_cache)
             phi_learn, phi_val = leaf_indicators(inner, X[learn]), leaf_indicators(inner, X[val])
             K_learn = leaf_kernel(phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
             K_val = leaf_kernel(phi_val, phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
@@ -430,7 +426,7 @@ class ForestKernelSVC(_SVMBase):
             kta_val = kernel_target_alignment(leaf_kernel(phi_val, scale="count"), codes[val])
         best = select_by_validation(scores) if split is not None else 0
 
-        forest = self._grow(self._forest(base), X, y, fit_cache)
+        forest = self._grow(forest_like(self, random_state=base), X, y, fit_cache)
         phi = leaf_indicators(forest, X)
         K = leaf_kernel(phi, n_trees=self.n_estimators, scale=self.kernel_scale)
         C = grid[best]
@@ -474,8 +470,7 @@ class ForestKernelSVC(_SVMBase):
         """
         check_is_fitted(self)
         out = {"C_grid": self.C_grid_.copy(), "val_accuracy_by_C": self.validation_accuracy_.copy()}
-        if (X_test is None) != (y_test is None):
-            raise ValueError("error_curves needs both X_test and y_test, or neither")
+        check_test_pair(X_test, y_test)
         if X_test is not None:
             X_test = self._validate_X_predict(X_test)
             y_test = np.asarray(y_test)
@@ -532,6 +527,8 @@ class RBFSVC(_SVMBase):
     """
 
     version: ClassVar[int] = 1
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {**_SVM_PARAMETER_CONSTRAINTS,
+                                                               "gamma_grid": [PositiveGrid()]}
 
     def __init__(
         self,
@@ -565,12 +562,11 @@ class RBFSVC(_SVMBase):
         -------
         self : RBFSVC
         """
-        if not 0.0 < float(self.inner_train_size) < 1.0:
-            raise ValueError(f"inner_train_size must be in (0, 1), got {self.inner_train_size!r}")
-        c_grid = _check_grid(self.C_grid, "C_grid")
-        g_grid = _check_grid(self.gamma_grid, "gamma_grid")
+        self._validate_params()
+        c_grid = _grid_values(self.C_grid)
+        g_grid = _grid_values(self.gamma_grid)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = _check_two_classes(y)
+        classes, codes = check_two_classes(y, "an SVM")
         _, (split_seed,) = derived_seeds(self.random_state, 1)
         d = X.shape[1]
         scores = np.full((len(c_grid), len(g_grid)), np.nan)

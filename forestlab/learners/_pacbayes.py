@@ -17,13 +17,15 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.errors import ForestlabError
+from forestlab.learners._base import PositiveGrid, RunReportMixin
 from forestlab.learners._bounds import pac_bayes_diagnostics
 from forestlab.learners._cache import FitCache
-from forestlab.learners._forest import BreimanForestClassifier
+from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
 from forestlab.learners._qp import (
     QPResult,
     expand_group_weights,
@@ -33,15 +35,13 @@ from forestlab.learners._qp import (
     solve_sorf_path,
     sorf_matrices,
 )
-from forestlab.learners._vote import TreeVoteMixin, vote_error_curves
+from forestlab.learners._vote import TIE_RTOL, TreeVoteMixin, class_scores, oob_vote_errors, vote_error_curves
 
 __all__ = [
     "DEFAULT_C_GRID",
     "DEFAULT_MU_GRID",
     "PACBayesForestClassifier",
-    "class_scores",
     "mixed_seeds",
-    "oob_vote_errors",
     "select_grid_point",
 ]
 
@@ -50,8 +50,6 @@ REGIMES = ("full", "stumps", "mixed")
 #: zirakiza2013's grids: 20 values of c in [1, 2] and of mu in [1e-4, 0.05] (digest §3).
 DEFAULT_C_GRID = np.linspace(1.0, 2.0, 20)
 DEFAULT_MU_GRID = np.linspace(1e-4, 0.05, 20)
-#: Two class scores within TIE_RTOL * (sum of the |weights| voting) are a tie (as in ``weighted_vote``).
-TIE_RTOL = 1e-9
 #: Confidence of the PAC-Bayes bound in ``diagnostics_``.
 DELTA = 0.05
 #: Salt of the seeds of the two forests of the mixed regime.
@@ -59,7 +57,7 @@ MIXED_SEED_SALT = 2013
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Vote helpers
+# Seeds and selection (the vote itself, its out-of-bag error and its curves: forestlab.learners._vote)
 # ---------------------------------------------------------------------------------------------------------------
 def mixed_seeds(random_state: Any) -> tuple[int | None, int | None]:
     """Seeds of the fully grown forest and of the stump forest of the mixed regime.
@@ -77,71 +75,6 @@ def mixed_seeds(random_state: Any) -> tuple[int | None, int | None]:
     return int(rng.randint(np.iinfo(np.int32).max)), int(rng.randint(np.iinfo(np.int32).max))
 
 
-def class_scores(pred_idx: np.ndarray, n_classes: int, weights: np.ndarray,
-                 mask: np.ndarray | None = None) -> np.ndarray:
-    """Weighted votes per class for several weight vectors at once.
-
-    Parameters
-    ----------
-    pred_idx : ndarray of shape (n_trees, n_samples), integer
-        Class index predicted by each tree.
-    n_classes : int
-        Number of classes K.
-    weights : ndarray of shape (n_trees,) or (n_trees, G)
-        One or G weight vectors (any sign).
-    mask : ndarray of shape (n_trees, n_samples), bool, optional
-        Only votes where True count (the out-of-bag mask).
-
-    Returns
-    -------
-    ndarray of shape (K, n_samples, G)
-        ``out[p, k, g] = sum_t weights[t, g] 1{pred_idx[t, k] = p} (mask[t, k])``. Integer weights give exact sums.
-    """
-    W = np.asarray(weights, dtype=np.float64)
-    W = W[:, None] if W.ndim == 1 else W
-    n_trees, n_samples = pred_idx.shape
-    out = np.empty((n_classes, n_samples, W.shape[1]))
-    for p in range(n_classes):
-        votes = pred_idx == p
-        if mask is not None:
-            votes &= mask
-        out[p] = votes.T.astype(np.float64) @ W
-    return out
-
-
-def _vote(scores: np.ndarray, tol: np.ndarray | float) -> np.ndarray:
-    """First class whose score is within ``tol`` of the best (ties to the lowest class index); scores (K, ...)."""
-    best = scores.max(axis=0)
-    return np.argmax(scores >= best - tol, axis=0)
-
-
-def oob_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, oob_mask: np.ndarray,
-                    weights: np.ndarray) -> np.ndarray:
-    """Out-of-bag error of the weighted vote, for one or several weight vectors.
-
-    Each training sample is voted on by its out-of-bag trees only, with their weights. A sample is counted as an
-    **error** when it has no out-of-bag tree of nonzero weight (the rule of ``BreimanForestClassifier.oob_error_``
-    for samples without out-of-bag trees, extended to zero weights); ties go to the lowest class index.
-
-    Returns
-    -------
-    ndarray of shape (G,)
-        The error of each weight vector (a fraction of the training samples).
-    """
-    W = np.asarray(weights, dtype=np.float64)
-    W = W[:, None] if W.ndim == 1 else W
-    y_idx = np.asarray(y_idx)
-    voting = oob_mask.T.astype(np.float64) @ np.abs(W)  # (m, G): sum of |w| over each sample's OOB trees
-    tol = TIE_RTOL * voting
-    if n_classes == 2:  # one product: f = s1 - s0, and class 1 wins iff f > tol (the rule of _vote)
-        signed = np.where(oob_mask, 2 * pred_idx.astype(np.int8) - 1, 0).T.astype(np.float64)
-        pred = (signed @ W > tol).astype(np.intp)
-    else:
-        pred = _vote(class_scores(pred_idx, n_classes, W, oob_mask), tol)
-    wrong = (pred != y_idx[:, None]) | ~(voting > 0)
-    return wrong.mean(axis=0)
-
-
 def select_grid_point(errors: Sequence[float]) -> int | None:
     """Index of the lowest error among the finite ones (failed grid points are NaN), the first on ties."""
     errors = np.asarray(errors, dtype=np.float64)
@@ -151,46 +84,10 @@ def select_grid_point(errors: Sequence[float]) -> int | None:
     return int(np.flatnonzero(finite & (errors == errors[finite].min()))[0])
 
 
-def _cumulative_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, weights: np.ndarray,
-                            mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Errors of the weighted vote of the first t trees, for every t (the weighted twin of ``_forest``'s helper).
-
-    Returns ``(wrong, covered)`` of shape (n_trees,): among the ``covered[t-1]`` samples with at least one voting
-    tree of nonzero weight among trees 0..t-1 (all samples when ``mask`` is None), ``wrong[t-1]`` are misvoted.
-    Samples are processed in blocks of about 4 M (tree, sample, class) entries.
-    """
-    n_trees, n_samples = pred_idx.shape
-    w = np.asarray(weights, dtype=np.float64)
-    nonzero = w != 0
-    wrong = np.zeros(n_trees, dtype=np.int64)
-    covered = np.zeros(n_trees, dtype=np.int64)
-    block = max(1, (1 << 22) // max(1, n_trees * n_classes))
-    classes = np.arange(n_classes)
-    for start in range(0, n_samples, block):
-        sl = slice(start, start + block)
-        onehot = pred_idx[:, sl, None] == classes  # (T, b, K)
-        if mask is None:
-            tree_w = np.broadcast_to(w[:, None], onehot.shape[:2])
-        else:
-            tree_w = w[:, None] * mask[:, sl]
-        scores = np.cumsum(onehot * tree_w[:, :, None], axis=0)
-        voting = np.cumsum(np.abs(tree_w), axis=0)
-        pred = np.argmax(scores >= scores.max(axis=2, keepdims=True) - TIE_RTOL * voting[:, :, None], axis=2)
-        miss = pred != y_idx[sl]
-        if mask is None:
-            covered += miss.shape[1]
-        else:
-            has_vote = np.cumsum(mask[:, sl] & nonzero[:, None], axis=0, dtype=np.int32) > 0
-            miss &= has_vote
-            covered += has_vote.sum(axis=1)
-        wrong += miss.sum(axis=1)
-    return wrong, covered
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------------------------------------
-class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
+class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, BaseEstimator):
     """A Breiman forest whose trees vote with uniform (RF), SORF or MinCq weights (zirakiza2013).
 
     The trees are grown once (through ``fit_cache`` when given, so RF, SORF and MinCq on a split share them);
@@ -303,6 +200,14 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
     """
 
     version: ClassVar[int] = 2  # 2: degenerate MinCq programs return their minimum-norm optimum (_qp.py)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "weighting": [StrOptions(set(WEIGHTINGS))],
+        "regime": [StrOptions(set(REGIMES))],
+        **{key: FOREST_PARAMETER_CONSTRAINTS[key] for key in
+           ("n_estimators", "max_features", "min_samples_leaf", "criterion", "n_jobs", "random_state")},
+        "c_grid": [PositiveGrid(), None],
+        "mu_grid": [PositiveGrid(), None],
+    }
 
     def __init__(
         self,
@@ -335,27 +240,15 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
             return np.empty(0)
         name, given, default = (("c_grid", self.c_grid, DEFAULT_C_GRID) if self.weighting == "sorf"
                                 else ("mu_grid", self.mu_grid, DEFAULT_MU_GRID))
-        grid = np.asarray(default if given is None else given, dtype=np.float64).reshape(-1)
-        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-            raise ValueError(f"{name} must be a non-empty sequence of finite values > 0, got {given!r}")
-        return grid
+        return np.asarray(default if given is None else given, dtype=np.float64).reshape(-1)
 
     def _check_params(self) -> np.ndarray:
-        if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
-        if self.regime not in REGIMES:
-            raise ValueError(f"regime must be one of {REGIMES}, got {self.regime!r}")
-        n = self.n_estimators
-        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < (2 if self.regime == "mixed" else 1):
-            raise ValueError(f"n_estimators must be an int >= {2 if self.regime == 'mixed' else 1} "
-                             f"(regime={self.regime!r}), got {n!r}")
+        """Check the parameters (``_parameter_constraints``, and the mixed regime's two trees) and return the grid."""
+        self._validate_params()
+        if self.regime == "mixed" and self.n_estimators < 2:
+            raise ValueError(f"n_estimators must be an int >= 2 with regime='mixed' (one fully grown tree and one "
+                             f"stump at least), got {self.n_estimators!r}")
         return self._grid()
-
-    def _forest(self, n_estimators: int, max_depth: int | None, random_state: Any) -> BreimanForestClassifier:
-        """A forest with exactly the parameters an RF run uses, so a shared FitCache gives the same fit."""
-        return BreimanForestClassifier(n_estimators=n_estimators, max_features=self.max_features, max_depth=max_depth,
-                                       min_samples_leaf=self.min_samples_leaf, bootstrap=True,
-                                       criterion=self.criterion, random_state=random_state, n_jobs=self.n_jobs)
 
     def _grow(self, X: Any, y: Any, fit_cache: FitCache | None) -> tuple[list[BreimanForestClassifier], np.ndarray]:
         """The fitted forest(s) and the vote order of their concatenated trees."""
@@ -369,7 +262,7 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
             specs = [(n // 2, None, seed_full), (n - n // 2, 1, seed_stumps)]
         forests = []
         for size, depth, seed in specs:
-            forest = self._forest(size, depth, seed)
+            forest = forest_like(self, n_estimators=size, max_depth=depth, random_state=seed)
             forests.append(fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y))
         sizes = [len(f.estimators_) for f in forests]
         rank = np.concatenate([np.arange(s) for s in sizes])
@@ -406,8 +299,8 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
         classes, y_idx = np.unique(y_checked, return_inverse=True)
         n_classes = len(classes)
         if self.weighting == "mincq" and n_classes != 2:
-            raise ValueError(f"MinCq is binary only (zirakiza2013 §5.4): got {n_classes} classes; use "
-                             "weighting='sorf' or 'uniform' for multiclass problems")
+            raise ValueError(f"Only binary classification is supported: MinCq is binary only (zirakiza2013 §5.4), "
+                             f"got {n_classes} classes; use weighting='sorf' or 'uniform' for multiclass problems")
 
         forests, order = self._grow(X, y, fit_cache)
         estimators = [tree for forest in forests for tree in forest.estimators_]
@@ -468,6 +361,11 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
         self.diagnostics_ = self._diagnostics(pred_idx, y_idx)
         self.diagnostics_["grid_failures"] = float(sum(not r.solved for r in results))
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self.weighting != "mincq"  # MinCq is binary only
+        return tags
 
     def _failure_message(self, results: list[QPResult]) -> str:
         statuses = Counter(r.status for r in results)
@@ -575,9 +473,5 @@ class PACBayesForestClassifier(TreeVoteMixin, ClassifierMixin, BaseEstimator):
             ``n_trees``, ``train_error``, ``oob_error``, ``oob_coverage`` and, with test data, ``test_error``.
         """
         check_is_fitted(self)
-        n_classes = len(self.classes_)
-        w = self._vote_weights
-        return vote_error_curves(
-            lambda pred_idx, y_idx, mask=None: _cumulative_vote_errors(pred_idx, y_idx, n_classes, w, mask=mask),
-            self._train_pred_idx, self._train_y_idx, self.classes_, self.oob_mask_, self._tree_indices,
-            X_test, y_test)
+        return vote_error_curves(self._train_pred_idx, self._train_y_idx, self.classes_, self.oob_mask_,
+                                 self._tree_indices, X_test, y_test, weights=self._vote_weights)

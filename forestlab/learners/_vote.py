@@ -1,4 +1,5 @@
-"""Hard-vote helpers shared by every learner that weighs the trees of a forest (RF, SORF, MinCq).
+"""The hard vote of every learner that weighs the trees of a forest (RF, SORF, MinCq): the trees' predictions, the
+(weighted) vote, its out-of-bag error and its error curves by number of trees, each implemented once here.
 
 The studies vote with class *labels*, not with leaf probabilities: each tree predicts one class and the forest's
 decision is the (weighted) majority of those predictions. Two conventions hold everywhere in this module:
@@ -22,9 +23,11 @@ from joblib import Parallel, delayed
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab.learners._base import check_test_pair
 from forestlab.learners._cache import fingerprint
 
-__all__ = ["TreeVoteMixin", "shared_tree_predictions", "tree_prediction_indices", "tree_predictions", "vote_counts",
+__all__ = ["TIE_RTOL", "TreeVoteMixin", "class_scores", "cumulative_vote_errors", "first_best", "oob_vote_errors",
+           "shared_tree_predictions", "tree_prediction_indices", "tree_predictions", "vote_counts", "vote_error_curves",
            "vote_scores", "weighted_vote"]
 
 # (tree ids, input fingerprint, classes) -> (the trees, read-only class indices); None outside the context manager.
@@ -184,6 +187,51 @@ def vote_counts(pred_idx: np.ndarray, n_classes: int, mask: np.ndarray | None = 
     return np.bincount(flat.ravel(), minlength=n_samples * n_classes).reshape(n_samples, n_classes)
 
 
+#: Two class scores within TIE_RTOL * (the sum of the |weights| voting) are a tie, so float weights that should
+#: sum to the same score (uniform 1/T, say) tie despite rounding.
+TIE_RTOL = 1e-9
+
+
+def first_best(scores: np.ndarray, tol: np.ndarray | float, *, axis: int) -> np.ndarray:
+    """Index along ``axis`` of the first class whose score is within ``tol`` of the best: the vote's winner, ties
+    (within ``tol``) to the lowest class index. ``tol`` broadcasts against ``scores`` with ``axis`` kept."""
+    best = scores.max(axis=axis, keepdims=True)
+    return np.argmax(scores >= best - tol, axis=axis)
+
+
+def class_scores(pred_idx: np.ndarray, n_classes: int, weights: np.ndarray,
+                 mask: np.ndarray | None = None) -> np.ndarray:
+    """Weighted votes per class for one or several weight vectors at once.
+
+    Parameters
+    ----------
+    pred_idx : ndarray of shape (n_trees, n_samples), integer
+        Class index predicted by each tree.
+    n_classes : int
+        Number of classes K.
+    weights : ndarray of shape (n_trees,) or (n_trees, G)
+        One or G weight vectors (any sign).
+    mask : ndarray of shape (n_trees, n_samples), optional
+        Boolean: only the votes where True count (the out-of-bag mask). Float: each tree's vote on each sample
+        is multiplied by it (per-sample weights).
+
+    Returns
+    -------
+    ndarray of shape (K, n_samples, G)
+        ``out[p, k, g] = sum_t weights[t, g] 1{pred_idx[t, k] = p} (mask[t, k])``. Integer weights give exact sums.
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    W = W[:, None] if W.ndim == 1 else W
+    n_trees, n_samples = pred_idx.shape
+    out = np.empty((n_classes, n_samples, W.shape[1]))
+    for p in range(n_classes):
+        votes = pred_idx == p
+        if mask is not None:
+            votes = votes & mask if mask.dtype == bool else votes * mask
+        out[p] = votes.T.astype(np.float64) @ W
+    return out
+
+
 def _labels_to_indices(preds: np.ndarray, classes: np.ndarray) -> np.ndarray:
     classes = np.asarray(classes)
     pos = np.searchsorted(classes, preds)
@@ -194,7 +242,8 @@ def _labels_to_indices(preds: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def vote_scores(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Weighted votes per class: ``scores[i, c] = sum_t w[t(, i)] * 1{preds[t, i] == classes[c]}``.
+    """Weighted votes per class: ``scores[i, c] = sum_t w[t(, i)] * 1{preds[t, i] == classes[c]}``
+    (:func:`class_scores` on labels).
 
     Parameters
     ----------
@@ -209,22 +258,20 @@ def vote_scores(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray) -> 
     -------
     ndarray of shape (n_samples, n_classes), dtype float64
     """
-    preds = np.asarray(preds)
-    idx = _labels_to_indices(preds, classes)
+    idx = _labels_to_indices(np.asarray(preds), classes)
     n_trees, n_samples = idx.shape
     w = np.asarray(weights, dtype=np.float64)
     if w.shape == (n_trees,):
-        w = np.broadcast_to(w[:, None], (n_trees, n_samples))
-    elif w.shape != (n_trees, n_samples):
+        scores = class_scores(idx, len(classes), w)
+    elif w.shape == (n_trees, n_samples):
+        scores = class_scores(idx, len(classes), np.ones(n_trees), mask=w)
+    else:
         raise ValueError(f"weights must have shape ({n_trees},) or ({n_trees}, {n_samples}), got {w.shape}")
-    n_classes = len(classes)
-    flat = idx + n_classes * np.arange(n_samples, dtype=np.intp)
-    # bincount sums sample by sample in tree order: deterministic, whatever the platform.
-    scores = np.bincount(flat.T.ravel(), weights=np.ascontiguousarray(w.T).ravel(), minlength=n_samples * n_classes)
-    return scores.reshape(n_samples, n_classes)
+    return scores[:, :, 0].T
 
 
-def weighted_vote(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
+def weighted_vote(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray, *,
+                  rtol: float = TIE_RTOL) -> np.ndarray:
     """Weighted majority vote ``H(x) = argmax_c sum_t w_t 1{h_t(x) = c}``, ties to the lowest class index.
 
     With labels {-1, +1} this is ``sgn(sum_t w_t h_t(x))`` with sgn(0) = -1. Two classes whose scores differ by at
@@ -252,12 +299,95 @@ def weighted_vote(preds: np.ndarray, weights: np.ndarray, classes: np.ndarray, *
     w = np.abs(np.asarray(weights, dtype=np.float64))
     total = w.sum(axis=0)
     tol = rtol * (total if np.ndim(total) else np.full(scores.shape[0], total))
-    top = scores >= scores.max(axis=1, keepdims=True) - tol[:, None]
-    return classes.take(np.argmax(top, axis=1))
+    return classes.take(first_best(scores, tol[:, None], axis=1))
+
+
+def oob_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int, oob_mask: np.ndarray,
+                    weights: np.ndarray) -> np.ndarray:
+    """Out-of-bag error of the weighted vote, for one or several weight vectors.
+
+    Each training sample is voted on by its out-of-bag trees only, with their weights. A sample is counted as an
+    **error** when it has no out-of-bag tree of nonzero weight (the rule of ``BreimanForestClassifier.oob_error_``
+    for samples without out-of-bag trees, extended to zero weights); ties go to the lowest class index.
+
+    Returns
+    -------
+    ndarray of shape (G,)
+        The error of each weight vector (a fraction of the training samples).
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    W = W[:, None] if W.ndim == 1 else W
+    y_idx = np.asarray(y_idx)
+    voting = oob_mask.T.astype(np.float64) @ np.abs(W)  # (m, G): sum of |w| over each sample's OOB trees
+    tol = TIE_RTOL * voting
+    if n_classes == 2:  # one product: f = s1 - s0, and class 1 wins iff f > tol (the rule of first_best)
+        signed = np.where(oob_mask, 2 * pred_idx.astype(np.int8) - 1, 0).T.astype(np.float64)
+        pred = (signed @ W > tol).astype(np.intp)
+    else:
+        pred = first_best(class_scores(pred_idx, n_classes, W, oob_mask), tol, axis=0)
+    wrong = (pred != y_idx[:, None]) | ~(voting > 0)
+    return wrong.mean(axis=0)
+
+
+def cumulative_vote_errors(pred_idx: np.ndarray, y_idx: np.ndarray, n_classes: int,
+                           weights: np.ndarray | None = None,
+                           mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Errors of the vote of the first t trees, for every t.
+
+    Parameters
+    ----------
+    pred_idx : ndarray of shape (n_trees, n_samples), integer
+        Class index predicted by each tree.
+    y_idx : ndarray of shape (n_samples,)
+        True class indices (-1 for a label outside the classes: always an error).
+    n_classes : int
+        Number of classes K.
+    weights : ndarray of shape (n_trees,), optional
+        The trees' weights (any sign), ties within ``TIE_RTOL`` of the voting weight going to the lowest class
+        index. None: Breiman's unweighted vote, counted exactly in integers (the same votes as unit weights,
+        faster).
+    mask : ndarray of shape (n_trees, n_samples), bool, optional
+        Only the votes where True count (the out-of-bag mask).
+
+    Returns
+    -------
+    wrong, covered : ndarray of shape (n_trees,)
+        Among the ``covered[t-1]`` samples with at least one voting tree (of nonzero weight) among trees 0..t-1
+        (all samples when ``mask`` is None), ``wrong[t-1]`` are misvoted. Samples are processed in blocks of about
+        4 M (tree, sample, class) entries.
+    """
+    n_trees, n_samples = pred_idx.shape
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    wrong = np.zeros(n_trees, dtype=np.int64)
+    covered = np.zeros(n_trees, dtype=np.int64)
+    block = max(1, (1 << 22) // max(1, n_trees * n_classes))
+    classes = np.arange(n_classes)
+    for start in range(0, n_samples, block):
+        sl = slice(start, start + block)
+        onehot = pred_idx[:, sl, None] == classes  # (T, b, K)
+        if w is None:
+            voters = None if mask is None else mask[:, sl]
+            if voters is not None:
+                onehot &= voters[:, :, None]
+            pred = np.cumsum(onehot, axis=0, dtype=np.int32).argmax(axis=2)  # ties -> lowest class index
+        else:
+            tree_w = np.broadcast_to(w[:, None], onehot.shape[:2]) if mask is None else w[:, None] * mask[:, sl]
+            voters = None if mask is None else mask[:, sl] & (w != 0)[:, None]
+            scores = np.cumsum(onehot * tree_w[:, :, None], axis=0)
+            voting = np.cumsum(np.abs(tree_w), axis=0)
+            pred = first_best(scores, TIE_RTOL * voting[:, :, None], axis=2)
+        miss = pred != y_idx[sl]
+        if voters is None:
+            covered += miss.shape[1]
+        else:
+            has_vote = np.cumsum(voters, axis=0, dtype=np.int32) > 0
+            miss &= has_vote
+            covered += has_vote.sum(axis=1)
+        wrong += miss.sum(axis=1)
+    return wrong, covered
 
 
 def vote_error_curves(
-    cumulative_errors: Callable[..., tuple[np.ndarray, np.ndarray]],
     train_pred_idx: np.ndarray,
     train_y_idx: np.ndarray,
     classes: np.ndarray,
@@ -265,15 +395,14 @@ def vote_error_curves(
     test_pred_idx: Callable[[Any], np.ndarray],
     X_test: Any = None,
     y_test: Any = None,
+    *,
+    weights: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Train, out-of-bag and test error of the vote of the first k trees, k = 1..n_trees (see
     ``BreimanForestClassifier.error_curves`` for the conventions), shared by every learner that votes with trees.
 
     Parameters
     ----------
-    cumulative_errors : callable
-        ``cumulative_errors(pred_idx, y_idx, mask=None) -> (wrong, covered)``, each of shape (n_trees,): the
-        errors of the vote of the first k trees and the number of samples it covers (the learner's weighting).
     train_pred_idx, train_y_idx : ndarray
         Class indices predicted by each tree on the training set, shape (n_trees, n_train), and the true ones.
     classes : ndarray
@@ -284,28 +413,33 @@ def vote_error_curves(
         ``test_pred_idx(X) -> (n_trees, n_test)`` class indices predicted by each tree.
     X_test, y_test : optional
         Test data; both or neither. Test labels absent from ``classes`` count as errors.
+    weights : ndarray of shape (n_trees,), optional
+        The trees' weights (:func:`cumulative_vote_errors`); None for Breiman's unweighted vote.
     """
     n_trees = train_pred_idx.shape[0]
+    n_classes = len(classes)
+
+    def errors(pred_idx: np.ndarray, y_idx: np.ndarray, mask: np.ndarray | None = None) -> tuple[Any, Any]:
+        return cumulative_vote_errors(pred_idx, y_idx, n_classes, weights, mask=mask)
+
     out: dict[str, np.ndarray] = {"n_trees": np.arange(1, n_trees + 1)}
-    wrong, covered = cumulative_errors(train_pred_idx, train_y_idx)
+    wrong, covered = errors(train_pred_idx, train_y_idx)
     out["train_error"] = wrong / covered
     if oob_mask is not None:
-        wrong, covered = cumulative_errors(train_pred_idx, train_y_idx, mask=oob_mask)
+        wrong, covered = errors(train_pred_idx, train_y_idx, mask=oob_mask)
         with np.errstate(invalid="ignore", divide="ignore"):
             out["oob_error"] = np.where(covered > 0, wrong / np.maximum(covered, 1), np.nan)
         out["oob_coverage"] = covered / train_pred_idx.shape[1]
-    if (X_test is None) != (y_test is None):
-        raise ValueError("error_curves needs both X_test and y_test, or neither")
+    check_test_pair(X_test, y_test)
     if X_test is not None:
         y_test = np.asarray(y_test)
         test_idx = test_pred_idx(X_test)
         if test_idx.shape[1] != y_test.shape[0]:
             raise ValueError(f"X_test has {test_idx.shape[1]} samples but y_test has {y_test.shape[0]}")
-        n_classes = len(classes)
         pos = np.searchsorted(classes, y_test)
         known = (pos < n_classes) & (classes[np.minimum(pos, n_classes - 1)] == y_test)
         y_test_idx = np.where(known, pos, -1)  # unknown labels never match a vote
-        wrong, covered = cumulative_errors(test_idx, y_test_idx)
+        wrong, covered = errors(test_idx, y_test_idx)
         out["test_error"] = wrong / np.maximum(covered, 1)
     return out
 
