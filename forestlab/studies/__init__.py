@@ -1,0 +1,262 @@
+"""The studies forestlab reproduces, as plug-ins: one module per study holds everything specific to it.
+
+A study module (``zirakiza2013``, ``pisetta2010``, ``courses``, ``depecker2010``) defines
+``STUDY = register(Study(...))``: its key and title, its claims (functions of an
+:class:`~forestlab.results.ExperimentResults` returning a :class:`ClaimResult`), which other experiments each claim
+combines (read through ``res.sibling(name)``), and, when a published table is not a plain long-form CSV, how that
+table is read. ``forestlab.report`` names no study: it finds a claim by its name with :func:`find_claim` and judges
+it with :func:`judge`, or the claims of one experiment together with :func:`judge_all`.
+
+A verdict has four values. The claim's own test, on the per-seed results, says whether it holds (or that there are
+not enough runs: NOT TESTED). A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge`
+re-evaluates the claim on bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and
+combined experiment) and keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree with it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from forestlab.config import experiments_dir
+from forestlab.errors import ConfigError
+from forestlab.results import ExperimentResults
+
+__all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
+           "Judgement", "Study", "claim_registrar", "find_claim", "finite_values", "get_study", "judge", "judge_all",
+           "register"]
+
+PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
+
+HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED = "HOLDS", "DOES NOT HOLD", "INCONCLUSIVE", "NOT TESTED"
+N_RESAMPLES = 200  # bootstrap resamples of the seeds behind each verdict
+MIN_AGREEMENT = 0.8  # share of them that must agree with the verdict on all the runs
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """What a claim function returns: the claim in words, the quantitative test applied (thresholds are ours and
+    stated), whether it holds on the runs (None: not enough runs to test it), and the numbers behind the answer."""
+
+    claim: str
+    test: str
+    holds: bool | None
+    evidence: str
+
+
+ClaimFunction = Callable[[ExperimentResults], ClaimResult]
+TableReader = Callable[[Path], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study: its claims, the experiments they combine, and how its published tables are read.
+
+    Attributes
+    ----------
+    key, title : str
+        The study key (``experiment.study`` in the configs, the folder under ``experiments/``) and its title.
+    claims : dict
+        Claim name -> function of an :class:`ExperimentResults` returning a :class:`ClaimResult`. Claim names are
+        unique across all studies (an experiment lists its claims by name only).
+    combines : dict
+        Claim name -> the other experiments it reads through ``res.sibling(name)`` (claims that read only the
+        experiment they are judged on are not listed).
+    readers : dict
+        Published file name -> function reading that file (its path) into a long-form frame, for the tables that
+        are not already ``dataset,algorithm,metric,value`` CSV files.
+    """
+
+    key: str
+    title: str
+    claims: Mapping[str, ClaimFunction] = field(default_factory=dict)
+    combines: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    readers: Mapping[str, TableReader] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.combines) - set(self.claims))
+        if unknown:
+            raise ConfigError(f"study {self.key}: 'combines' names claims it does not have: {', '.join(unknown)}")
+
+    @property
+    def published_dir(self) -> Path:
+        """The folder of the study's published tables: ``experiments/<key>/published``."""
+        return experiments_dir() / self.key / "published"
+
+    def read_published(self, filename: str) -> pd.DataFrame:
+        """A published table of this study in long form: columns dataset, algorithm, metric, value.
+
+        Raises :class:`ConfigError` naming the file when it is missing or lacks one of these columns.
+        """
+        path = self.published_dir / filename
+        if not path.is_file():
+            raise ConfigError(f"published table {path} not found")
+        reader = self.readers.get(filename)
+        df = reader(path) if reader is not None else pd.read_csv(path)
+        missing = set(PUBLISHED_COLUMNS) - set(df.columns)
+        if missing:
+            raise ConfigError(f"{path}: missing columns {sorted(missing)} (expected dataset,algorithm,metric,value)")
+        return df
+
+
+# -- registry --------------------------------------------------------------------------------------------------------
+STUDIES: dict[str, Study] = {}
+_CLAIM_OWNER: dict[str, str] = {}  # claim name -> study key
+
+
+def claim_registrar(claims: dict[str, ClaimFunction]) -> Callable[[str], Callable[[ClaimFunction], ClaimFunction]]:
+    """A ``@claim(name)`` decorator that files claim functions into ``claims`` (a name used twice is an error)."""
+
+    def claim(name: str) -> Callable[[ClaimFunction], ClaimFunction]:
+        def add(func: ClaimFunction) -> ClaimFunction:
+            if name in claims:
+                raise ConfigError(f"claim '{name}' is defined twice ({claims[name].__module__})")
+            claims[name] = func
+            return func
+
+        return add
+
+    return claim
+
+
+def register(study: Study) -> Study:
+    """Add a study to :data:`STUDIES`; its key and each of its claim names must be new."""
+    if study.key in STUDIES:
+        raise ConfigError(f"study '{study.key}' is registered twice")
+    clash = sorted(f"{name} (also in {_CLAIM_OWNER[name]})" for name in study.claims if name in _CLAIM_OWNER)
+    if clash:
+        raise ConfigError(f"study {study.key}: claim names already used: {', '.join(clash)}")
+    STUDIES[study.key] = study
+    _CLAIM_OWNER.update(dict.fromkeys(study.claims, study.key))
+    return study
+
+
+def get_study(key: str) -> Study:
+    """The registered study ``key`` (ConfigError listing the valid keys otherwise)."""
+    try:
+        return STUDIES[key]
+    except KeyError:
+        raise ConfigError(f"unknown study '{key}'; valid studies: {', '.join(sorted(STUDIES))}") from None
+
+
+def find_claim(name: str) -> tuple[Study, ClaimFunction]:
+    """The study that defines claim ``name``, and the claim's function (looked up across all studies, since an
+    experiment without a study may list a study's claim)."""
+    owner = _CLAIM_OWNER.get(name)
+    if owner is None:
+        raise ConfigError(f"unknown claim '{name}'; known claims: {', '.join(sorted(_CLAIM_OWNER))}")
+    study = STUDIES[owner]
+    return study, study.claims[name]
+
+
+# -- verdicts ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Judgement:
+    """A claim's verdict on an experiment's results.
+
+    ``result`` is what the claim returned on all the runs, its evidence followed by one sentence on the bootstrap
+    over seeds; ``agreement`` is the share of bootstrap resamples whose answer equals the full-data one (None when
+    there was nothing to resample: not tested, or a single repetition).
+    """
+
+    name: str
+    result: ClaimResult
+    verdict: str  # HOLDS, DOES NOT HOLD, INCONCLUSIVE or NOT TESTED
+    agreement: float | None
+
+
+def _n_repetitions(res: ExperimentResults) -> int:
+    return int(res.runs["repetition"].nunique()) if len(res.runs) else 0
+
+
+def _with_cached_siblings(res: ExperimentResults) -> ExperimentResults:
+    """``res`` whose other experiments are read from the store once, not once per resample (each resample still
+    resamples them)."""
+    if res.sibling_loader is None:
+        return res
+    return replace(res, sibling_loader=functools.cache(res.sibling_loader), _arrays=res._arrays)
+
+
+def judge(name: str, res: ExperimentResults, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
+          min_agreement: float = MIN_AGREEMENT) -> Judgement:
+    """Test claim ``name`` on ``res`` and tell a verdict that the seeds support from one inside their noise.
+
+    The claim is evaluated on all the runs: holds None is NOT TESTED. Otherwise it is re-evaluated on
+    ``n_resamples`` bootstrap resamples of the repetitions (resample ``i`` drawn with
+    ``np.random.default_rng(seed + i)`` by ``res.resample_repetitions``, so the verdict is reproducible); when the
+    share of resamples giving the same answer (a resample where it cannot be tested counts as disagreeing) is below
+    ``min_agreement`` the verdict is INCONCLUSIVE, else HOLDS or DOES NOT HOLD. With a single repetition there is
+    nothing to resample and the verdict is the claim's own.
+    """
+    return judge_all([name], res, n_resamples=n_resamples, seed=seed, min_agreement=min_agreement)[0]
+
+
+def judge_all(names: Sequence[str], res: ExperimentResults, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
+              min_agreement: float = MIN_AGREEMENT) -> list[Judgement]:
+    """:func:`judge` for several claims of one experiment, drawing each resample once for all of them (the same
+    draws, hence the same verdicts, as one :func:`judge` call per claim)."""
+    funcs = [find_claim(name)[1] for name in names]
+    results = [func(res) for func in funcs]
+    tested = [k for k, r in enumerate(results) if r.holds is not None]
+    n_reps = _n_repetitions(res)
+    agree = [0] * len(funcs)
+    resampled = bool(tested) and n_reps >= 2 and n_resamples >= 1
+    if resampled:
+        base = _with_cached_siblings(res)
+        for i in range(n_resamples):
+            sample = base.resample_repetitions(np.random.default_rng(seed + i))
+            # each other experiment resampled once per draw, whichever claims read it
+            sample.sibling = functools.cache(sample.sibling)  # type: ignore[method-assign]
+            for k in tested:
+                again = funcs[k](sample).holds
+                agree[k] += again is not None and bool(again) == bool(results[k].holds)
+    out = []
+    for k, (name, result) in enumerate(zip(names, results, strict=True)):
+        if result.holds is None:
+            out.append(Judgement(name, result, NOT_TESTED, None))
+            continue
+        result = replace(result, holds=bool(result.holds))
+        verdict = HOLDS if result.holds else DOES_NOT_HOLD
+        if not resampled:
+            why = ("a single repetition" if n_reps == 1 else "no repetition of its own" if n_reps == 0
+                   else "no resample asked for")
+            note = f"verdict not checked against the seed noise ({why}: nothing to resample)"
+            out.append(Judgement(name, replace(result, evidence=f"{result.evidence}; {note}"), verdict, None))
+            continue
+        agreement = agree[k] / n_resamples
+        below = agreement < min_agreement
+        note = (f"bootstrap over the {n_reps} seeds: {agree[k]}/{n_resamples} resamples agree "
+                f"({100 * agreement:.0f}%, {'below' if below else 'at least'} the {100 * min_agreement:.0f}% "
+                "required)")
+        out.append(Judgement(name, replace(result, evidence=f"{result.evidence}; {note}"),
+                             INCONCLUSIVE if below else verdict, agreement))
+    return out
+
+
+# -- helpers for the study modules -------------------------------------------------------------------------------------
+def finite_values(res: ExperimentResults, algorithm: str, metric: str) -> dict[str, np.ndarray]:
+    """Per dataset (plan order; datasets without a finite value left out), the finite values of one algorithm's
+    metric in run order: what ``res.values(algorithm, metric, dataset)`` holds, for every dataset in one pass over
+    the runs (claims are re-evaluated on hundreds of resamples)."""
+    runs = res.runs
+    if metric not in runs.columns or runs.empty:
+        return {}
+    mine = runs["algorithm"].to_numpy(dtype=object) == algorithm
+    datasets = runs["dataset"].to_numpy(dtype=object)[mine]
+    values = pd.to_numeric(runs[metric], errors="coerce").to_numpy(dtype=float)[mine]
+    out = {}
+    for dataset in res.datasets:
+        v = values[datasets == dataset]
+        v = v[np.isfinite(v)]
+        if v.size:
+            out[dataset] = v
+    return out
+
+
+# Each study module registers its STUDY on import. Imported last: they build on the names above.
+from forestlab.studies import courses, depecker2010, pisetta2010, zirakiza2013  # noqa: E402,F401
