@@ -171,8 +171,9 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _compose(overrides: Sequence[str] | None, experiment: str | None = None):
-    from forestlab.config import compose
+def _experiment(overrides: Sequence[str] | None, experiment: str | None = None):
+    """The resolved :class:`~forestlab.experiment.Experiment` for the overrides (and experiment name)."""
+    from forestlab.config import load_experiment
 
     ov = list(overrides or [])
     if experiment:
@@ -180,7 +181,7 @@ def _compose(overrides: Sequence[str] | None, experiment: str | None = None):
             ov.insert(0, experiment)
         else:
             ov.insert(0, f"experiment={experiment}")
-    return compose(ov)
+    return load_experiment(ov)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -288,18 +289,19 @@ def run(
     from forestlab.store import RunLock, Store
 
     _setup_logging(quiet)
-    cfg = _compose(overrides)
-    specs = plan(cfg)
-    results_dir = resolve_path(cfg.paths.results_dir)
+    exp = _experiment(overrides)
+    specs = plan(exp)
+    results_dir = resolve_path(exp.paths["results_dir"])
     if dry_run:
         with Store(results_dir, readonly=True) as store:
             statuses = store.statuses(s.key for s in specs)
         done = sum(1 for s in specs if statuses.get(s.key) == "done")
-        typer.echo(f"experiment {cfg.experiment.name}: {len(specs)} runs "
-                   f"({len(cfg.experiment.datasets)} datasets x {len(cfg.experiment.algorithms)} algorithms x "
-                   f"{cfg.seeds} seeds), {done} done, {len(specs) - done} to run")
+        folds = len(specs) // max(1, len(exp.datasets) * len(exp.algorithms) * exp.seeds)
+        typer.echo(f"experiment {exp.name}{' (smoke)' if exp.smoke else ''}: {len(specs)} runs "
+                   f"({len(exp.datasets)} datasets x {len(exp.algorithms)} algorithms x {exp.seeds} seeds"
+                   + (f" x {folds} folds" if folds > 1 else "") + f"), {done} done, {len(specs) - done} to run")
         return
-    paths = cfg.paths
+    paths = exp.paths
     log_path = _add_log_file(paths.get("log_file") if log_file is None else log_file,
                              paths.get("log_max_bytes", 5_000_000), paths.get("log_backup_count", 5))
     file_log.info("forestlab run %s (pid %d, in %s)", " ".join(overrides or []), os.getpid(), os.getcwd())
@@ -308,14 +310,16 @@ def run(
         f"another forestlab run{holder} is using {results_dir}; waiting for it to finish"))
     try:
         with Store(results_dir) as store:
-            store.add_membership(str(cfg.experiment.name), (s.key for s in specs))
+            store.record_plan(exp.plan_id, exp.summary(), (vars_of(s) for s in specs))
             progress = Progress(quiet=quiet, terminal=is_terminal())
-            summary = execute(specs, store, n_jobs=int(cfg.launcher.n_jobs), backend=str(cfg.launcher.backend),
-                              force=force, on_event=progress, scheduler=cfg.launcher.get("scheduler"))
+            summary = execute(specs, store, n_jobs=int(exp.launcher["n_jobs"]), backend=str(exp.launcher["backend"]),
+                              force=force, on_event=progress, scheduler=exp.launcher.get("scheduler"))
     finally:
         lock.release()
-    _say(f"experiment {cfg.experiment.name}: {summary.done} done, {summary.failed} failed, "
+    _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
          f"{summary.already_done} already done, {summary.skipped} not started "
+         + (f", {summary.backfilled} gained metrics computed from their stored outputs " if summary.backfilled else "")
+         +
          f"({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
@@ -325,8 +329,12 @@ def run(
     if summary.skipped:
         raise typer.Exit(EXIT_USAGE)
     if summary.failed:
-        _err(f"{summary.failed} runs failed; their tracebacks are in the store (forestlab status "
-             f"{cfg.experiment.name} --failed); rerun to retry them")
+        fixed = summary.failed - summary.transient
+        advice = ("a rerun retries them" if not fixed else
+                  "a rerun will fail the same way until their cause is fixed" if not summary.transient else
+                  f"{summary.transient} of them were stopped from outside (a killed worker, lack of memory) and a "
+                  f"rerun retries them; the other {fixed} fail the same way until their cause is fixed")
+        _err(f"{summary.failed} runs failed; their errors: forestlab status {exp.name} --failed; {advice}")
         raise typer.Exit(EXIT_FAILED_RUNS)
 
 
@@ -350,13 +358,16 @@ def _experiments_for(experiment: str | None) -> list[str]:
 def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
            overrides: Overrides = None) -> None:
     """Write the tables of an experiment (Markdown, CSV, LaTeX) under results/tables/ from the stored runs."""
-    from forestlab.report import render_tables
+    from forestlab.report import experiment_results, output_dir, render_tables
 
     _setup_logging()
     experiment, overrides = _split_args(experiment, overrides)
     for name in _experiments_for(experiment):
-        cfg = _compose(overrides, name)
-        for path in render_tables(cfg):
+        exp = _experiment(overrides, name)
+        res = experiment_results(exp)
+        if not _has_runs(res, experiment is not None):
+            continue
+        for path in render_tables(res, output_dir(exp, "tables")):
             typer.echo(str(path))
 
 
@@ -365,13 +376,16 @@ def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
 def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
             overrides: Overrides = None) -> None:
     """Draw the figures of an experiment (PNG and PDF) under results/figures/ from the stored runs."""
-    from forestlab.report import render_figures
+    from forestlab.report import experiment_results, output_dir, render_figures
 
     _setup_logging()
     experiment, overrides = _split_args(experiment, overrides)
     for name in _experiments_for(experiment):
-        cfg = _compose(overrides, name)
-        for path in render_figures(cfg):
+        exp = _experiment(overrides, name)
+        res = experiment_results(exp)
+        if not _has_runs(res, experiment is not None):
+            continue
+        for path in render_figures(res, output_dir(exp, "figures")):
             typer.echo(str(path))
 
 
@@ -380,15 +394,50 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
 def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all with a study).")] = None,
             overrides: Overrides = None) -> None:
     """Print published and reproduced numbers side by side, their differences, and which claims hold."""
-    from forestlab.report import compare_experiment
+    from forestlab.report import compare_experiment, experiment_results, output_dir
 
     _setup_logging()
     experiment, overrides = _split_args(experiment, overrides)
     for name in _experiments_for(experiment):
-        cfg = _compose(overrides, name)
-        text = compare_experiment(cfg)
+        exp = _experiment(overrides, name)
+        res = experiment_results(exp)
+        if not _has_runs(res, experiment is not None):
+            continue
+        text = compare_experiment(res, _writable(output_dir(exp, "tables")))
         if text:
             typer.echo(text)
+
+
+def vars_of(spec: Any) -> dict[str, Any]:
+    """What the store keeps of a planned run."""
+    return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,
+            "fold": spec.fold}
+
+
+def _has_runs(res: Any, named: bool) -> bool:
+    """Whether an experiment has a recorded plan to report on; says so when it was named and has none."""
+    if res.counts.get("planned"):
+        return True
+    if named:
+        smoke = " with debug=smoke" if res.smoke else ""
+        _say(f"forestlab: no runs stored for this configuration of {res.name}{smoke}: run `forestlab run "
+             f"experiment={res.name}` first", err=True)
+    return False
+
+
+def _writable(folder: Path) -> Path | None:
+    """``folder`` if it can be created and written, else None (a report on a read-only results folder prints
+    without writing; set paths.reports_dir to write elsewhere)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+        return folder
+    except OSError:
+        _say(f"forestlab: warning: cannot write to {folder}; printing only (set paths.reports_dir=DIR to write "
+             "the files elsewhere)", err=True)
+        return None
 
 
 @app.command()
@@ -397,49 +446,70 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
            overrides: Overrides = None,
            failed: Annotated[bool, typer.Option("--failed", help="Show the error of each failed run.")] = False,
            ) -> None:
-    """Show, per experiment, how many runs are done, failed, pending, and stale (stored for an older config).
+    """Show, per experiment, how many runs are planned, done, failed, pending, and stale (stored for an older
+    configuration), from the store: the plan of the current configuration as `forestlab run` recorded it.
 
-    Without EXPERIMENT: every registered experiment, then any other experiment name found in the store (single
-    runs), whose plan cannot be rebuilt (planned, pending and stale shown as -).
+    Smoke runs (`debug=smoke`) are shown on their own line (NAME[smoke]), never counted as stale runs of the
+    experiment. Without
+    EXPERIMENT: every registered experiment, then any other experiment found in the store (single runs).
     """
     from forestlab.config import resolve_path
-    from forestlab.runner import plan
     from forestlab.store import Store
 
     experiment, overrides = _split_args(experiment, overrides)
     rows: list[tuple[str, ...]] = []
-    results_dirs = set()
+    listed: set[str] = set()
+    results_dir: Path | None = None
     for name in _experiments_for(experiment):
-        cfg = _compose(overrides, name)
-        specs = plan(cfg)
-        results_dir = resolve_path(cfg.paths.results_dir)
-        results_dirs.add(results_dir)
+        exp = _experiment(overrides, name)
+        results_dir = resolve_path(exp.paths["results_dir"])
+        listed.add(exp.name)
         with Store(results_dir, readonly=True) as store:
-            statuses = store.statuses(s.key for s in specs)
-            planned = {s.key for s in specs}
-            members = store.members(str(cfg.experiment.name))
-            failed_df = store.records([k for k, v in statuses.items() if v == "failed"]) if failed else None
-        n_done = sum(1 for v in statuses.values() if v == "done")
-        n_failed = sum(1 for v in statuses.values() if v == "failed")
-        stale = len(members - planned)
-        rows.append(tuple(map(str, (name, len(specs), n_done, n_failed, len(specs) - n_done - n_failed, stale))))
-        if failed_df is not None:
-            for _, r in failed_df.iterrows():
-                typer.echo(f"--- {name}: {r['algorithm']} on {r['dataset']} rep {r['repetition']} "
-                           f"(key {r['key']})\n{r['error']}")
-    if experiment is None and len(results_dirs) == 1:
-        listed = {r[0] for r in rows}
-        with Store(results_dirs.pop(), readonly=True) as store:
+            rows.extend(_status_rows(store, exp.name, exp, failed))
+    if experiment is None and results_dir is not None:
+        with Store(results_dir, readonly=True) as store:
             for name in store.experiments():
-                if name in listed:
-                    continue
-                statuses = store.statuses(store.members(name))
-                n_done = sum(1 for v in statuses.values() if v == "done")
-                rows.append((name, "-", str(n_done), str(len(statuses) - n_done), "-", "-"))
+                if name not in listed:
+                    rows.extend(_status_rows(store, name, None, failed))
     width = max(len("experiment"), *(len(r[0]) for r in rows)) if rows else 10
     typer.echo(f"{'experiment':<{width}}  planned    done  failed  pending   stale")
     for r in rows:
         typer.echo(f"{r[0]:<{width}}  {r[1]:>7} {r[2]:>7} {r[3]:>7} {r[4]:>8} {r[5]:>7}")
+
+
+def _status_rows(store: Any, name: str, exp: Any | None, show_failed: bool) -> list[tuple[str, ...]]:
+    """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
+    plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
+    Stale: stored runs the experiment planned once but neither of these plans holds."""
+    plans = store.plans(name)
+    latest = {bool(smoke): str(grp.iloc[0]["plan_id"]) for smoke, grp in plans.groupby("smoke")}
+    current_smoke = bool(exp.smoke) if exp is not None else False
+    chosen = dict(latest)
+    if exp is not None:
+        chosen[current_smoke] = exp.plan_id
+    loaded = {smoke: store.plan(pid) for smoke, pid in chosen.items()}
+    kept = {k for plan in loaded.values() if plan is not None for k in plan["runs"]["key"]}
+    stale = len(store.members(name) - kept)
+    rows = []
+    for smoke in (False, True):
+        plan = loaded.get(smoke)
+        label = f"{name}[smoke]" if smoke else name
+        if plan is None:
+            if exp is not None and smoke == current_smoke:  # the current configuration has not run yet
+                rows.append((label, str(exp.n_runs), "0", "0", str(exp.n_runs), "-" if smoke else str(stale)))
+            continue
+        keys = plan["runs"]["key"].tolist()
+        statuses = store.statuses(keys)
+        n_done = sum(v == "done" for v in statuses.values())
+        n_failed = sum(v == "failed" for v in statuses.values())
+        rows.append((label, str(len(keys)), str(n_done), str(n_failed), str(len(keys) - n_done - n_failed),
+                     "-" if smoke else str(stale)))
+        if show_failed and n_failed:
+            records = store.records([k for k, v in statuses.items() if v == "failed"])
+            for _, r in records.iterrows():
+                typer.echo(f"--- {label}: {r['algorithm']} on {r['dataset']} rep {r['repetition']} "
+                           f"(key {r['key']})\n{r['error']}")
+    return rows
 
 
 @app.command("list")
@@ -461,7 +531,7 @@ def config_(overrides: Overrides = None) -> None:
     """Print the composed configuration (YAML) for the given overrides."""
     from omegaconf import OmegaConf
 
-    typer.echo(OmegaConf.to_yaml(_compose(overrides)), nl=False)
+    typer.echo(OmegaConf.to_yaml(_experiment(overrides).cfg), nl=False)
 
 
 @datasets_app.command("verify")

@@ -20,7 +20,8 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from forestlab.errors import ConfigError
+from forestlab.errors import ConfigError, one_line
+from forestlab.experiment import Experiment, resolve
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
@@ -99,7 +100,7 @@ def _file_header(path: str, mtime_ns: int, size: int) -> tuple[str | None, bool]
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {_one_line(exc)}") from None
+        raise ConfigError(f"cannot read {path}: {one_line(exc)}") from None
     package = None
     for line in text.splitlines():
         line = line.strip()
@@ -192,21 +193,14 @@ def _compose_group_options(root: Path, group: str, names: Sequence[str]) -> dict
         file = mark.name if mark is not None and getattr(mark, "name", None) else where
         raise ConfigError(f"cannot read {file}: {_yaml_message(exc)}") from None
     except (HydraException, OmegaConfBaseException, OSError, ValueError, TypeError, KeyError) as exc:
-        raise ConfigError(f"cannot compose {where}: {_one_line(exc)}") from None
+        raise ConfigError(f"cannot compose {where}: {one_line(exc)}") from None
 
 
 def _yaml_message(exc: BaseException) -> str:
     """A YAML error on one line, with its position (PyYAML puts 'in "file", line L, column C' on a second line)."""
     text = str(exc).strip()
     where = re.search(r"line (\d+), column (\d+)", text)
-    return f"{_one_line(exc)}" + (f" (line {where.group(1)}, column {where.group(2)})" if where else "")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    # OmegaConf appends "full_key: ...\nobject_type=..." blocks; keep the first line, which says what is wrong.
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return re.sub(r"\s+", " ", first)
+    return f"{one_line(exc)}" + (f" (line {where.group(1)}, column {where.group(2)})" if where else "")
 
 
 def _normalise_overrides(overrides: Sequence[str]) -> list[str]:
@@ -224,7 +218,7 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
 
     text = str(exc)
     if isinstance(exc, OverrideParseException):
-        return ConfigError(f"malformed override: {_one_line(exc)} "
+        return ConfigError(f"malformed override: {one_line(exc)} "
                            "(expected KEY=VALUE, e.g. experiment=uci_binary seeds=10 launcher.n_jobs=2)")
     if "Config group override must be a string or a list" in text:
         for override in overrides:
@@ -235,7 +229,7 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
             if key in GROUPS:
                 return ConfigError(f"{key}={value}: a config group takes an option name; valid {key} names: "
                                    f"{', '.join(group_options(key))}")
-        return ConfigError(f"invalid configuration: {_one_line(exc)}")
+        return ConfigError(f"invalid configuration: {one_line(exc)}")
     match = re.search(r"Could not find '([^'/]+)/'", text)
     if match:
         group = match.group(1)
@@ -251,17 +245,22 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
             group, name = match.groups()
             return ConfigError(f"unknown {group} '{name}'; valid {group} names: "
                                f"{', '.join(group_options(group))}")
-        return ConfigError(_one_line(exc))
+        return ConfigError(one_line(exc))
     match = re.search(r"Could not override '([^']+)'", text)
     if match:
         key = match.group(1)
         parent, _, leaf = key.rpartition(".")
-        return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}; "
-                           f"to add a new key write +{key}=VALUE")
+        if parent in _FREE_SECTIONS:  # parameter names are the user's: adding one is meaningful (and checked)
+            return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}; to add a "
+                               f"parameter write +{key}=VALUE")
+        elsewhere = [f"{sec}.{leaf}" for sec, keys in KNOWN_KEYS.items() if sec and leaf in keys]
+        hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent
+                else _closest(leaf, KNOWN_KEYS.get(parent, ())))
+        return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}{hint}")
     match = re.search(r"Key '([^']+)' is not in struct", text)
     if match:
         return ConfigError(f"unknown config key '{match.group(1)}'")
-    return ConfigError(f"invalid configuration: {_one_line(exc)}")
+    return ConfigError(f"invalid configuration: {one_line(exc)}")
 
 
 def _valid_keys_hint(parent: str, overrides: Sequence[str]) -> str:
@@ -296,6 +295,22 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
     overrides : sequence of str
         Hydra override strings, e.g. ``["experiment=uci_binary", "seeds=10", "launcher.n_jobs=2"]``.
     """
+    return load_experiment(overrides).cfg
+
+
+def load_experiment(overrides: Sequence[str] = ()) -> Experiment:
+    """Compose the config for ``overrides``, validate it and resolve it once into the typed
+    :class:`~forestlab.experiment.Experiment` that planning, the dry run and the reports all read (its ``cfg`` is
+    the composed config)."""
+    overrides = [str(o) for o in overrides]
+    check_group_lists(overrides)
+    cfg = _compose_unchecked(overrides)
+    experiment = validate(cfg)
+    check_overrides(cfg, experiment, overrides)
+    return experiment
+
+
+def _compose_unchecked(overrides: Sequence[str]) -> DictConfig:
     import yaml
     from hydra.errors import HydraException
 
@@ -313,7 +328,6 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f" in {mark.name}" if mark is not None and getattr(mark, "name", None) else ""
         raise ConfigError(f"cannot read a config file{where}: {_yaml_message(exc)}") from None
-    validate(cfg)
     return cfg
 
 
@@ -358,7 +372,7 @@ def _require_relative(value: Any, name: str) -> None:
                           f"got {value!r}")
 
 
-def validate(cfg: DictConfig) -> None:
+def validate(cfg: DictConfig) -> Experiment:
     """Check the types and ranges of the values the runner relies on; raise ConfigError on the first problem.
 
     Besides the types and ranges of the top-level values, every dataset and algorithm of the experiment is checked
@@ -367,11 +381,11 @@ def validate(cfg: DictConfig) -> None:
     tables, figures, datasets, data files), so that nothing is written outside the results and data folders.
     """
     try:
-        _validate(cfg)
+        return _validate(cfg)
     except ConfigError:
         raise
     except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a value of a shape no check foresaw
-        raise ConfigError(f"invalid configuration: {_one_line(exc)}") from None
+        raise ConfigError(f"invalid configuration: {one_line(exc)}") from None
 
 
 def _require_mapping(cfg: DictConfig, key: str, *, optional: bool = False) -> None:
@@ -382,7 +396,7 @@ def _require_mapping(cfg: DictConfig, key: str, *, optional: bool = False) -> No
         raise ConfigError(f"{key} must be a mapping (KEY: VALUE entries), got {to_container(value)!r}")
 
 
-def _validate(cfg: DictConfig) -> None:
+def _validate(cfg: DictConfig) -> Experiment:
     from forestlab.learners import REGISTRY
 
     for key in ("launcher", "protocol", "paths", "experiment", "dataset", "algorithm"):
@@ -440,19 +454,9 @@ def _validate(cfg: DictConfig) -> None:
     if est not in REGISTRY:
         raise ConfigError(f"algorithm.estimator: unknown estimator '{est}'; valid estimators: "
                           f"{', '.join(sorted(REGISTRY))}")
-    proto = cfg.protocol
-    if proto.get("kind") not in ("holdout", "kfold"):
-        raise ConfigError(f"protocol.kind must be holdout or kfold, got {proto.get('kind')!r}")
-    if proto.kind == "kfold":
-        _require_int(proto.get("n_folds"), "protocol.n_folds", 2)
-    else:
-        for key in ("train_size", "test_size"):
-            _check_size(proto.get(key), f"protocol.{key}", allow_none=(key == "test_size"))
-    if proto.get("selection", "none") not in ("none", "oob"):
-        raise ConfigError(f"protocol.selection must be none or oob, got {proto.get('selection')!r}")
-    for key in ("stratify", "resplit"):
-        if proto.get(key) is not None:
-            _require_bool(proto.get(key), f"protocol.{key}")
+    from forestlab.protocols import check_protocol
+
+    check_protocol(to_container(cfg.protocol))
     limits = cfg.get("limits") or {}
     for key in ("max_datasets", "max_estimators"):
         if limits.get(key) is not None:
@@ -463,25 +467,18 @@ def _validate(cfg: DictConfig) -> None:
         if metric not in METRICS:
             raise ConfigError(f"unknown metric '{metric}'; valid metrics: {', '.join(sorted(METRICS))}")
 
-    # What plan() will use: the datasets kept by limits.max_datasets and every algorithm, with the user's overrides
-    # on the selected ones.
-    if limits.get("max_datasets"):
-        datasets = datasets[: int(limits.max_datasets)]
-    protocol = to_container(proto)
-    for name in datasets:
-        _check_dataset(name, _selected_or_file(cfg, "dataset", name), protocol)
-    shared = to_container(exp.get("params")) or {}
-    for name in algorithms:
-        _check_algorithm(name, _selected_or_file(cfg, "algorithm", name), shared)
-
-
-def _selected_or_file(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
-    """The config of a dataset or algorithm as plan() sees it: the composed one when it is the selected option,
-    else its file."""
-    selected = cfg.get(group)
-    if selected is not None and selected.get("name") == name:
-        return to_container(selected)
-    return to_container(load_group_option(group, name))
+    # What plan() will use, resolved once: the datasets kept by limits.max_datasets and every algorithm, with the
+    # user's overrides on the selected ones and the experiment-wide parameters applied.
+    check_paths(cfg.paths)
+    experiment = resolve(cfg)
+    check_keys(cfg, experiment)
+    check_tasks(experiment)
+    for ds in experiment.datasets:
+        _check_dataset(ds.name, ds.cfg, experiment.protocol)
+    for alg in experiment.algorithms:
+        _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
+    object.__setattr__(experiment, "cfg", cfg)
+    return experiment
 
 
 def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) -> None:
@@ -489,6 +486,10 @@ def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) 
     from forestlab.protocols import resolve_sizes
 
     _require_name(ds_cfg.get("name", name), f"dataset '{name}': name")
+    source_kind = (ds_cfg.get("source") or {}).get("kind") if isinstance(ds_cfg.get("source"), dict) else None
+    if protocol.get("kind") == "resample" and source_kind != "synthetic":
+        raise ConfigError(f"protocol kind resample draws fresh training sets from a generator, but dataset '{name}' "
+                          f"is not generated (source.kind {source_kind}); use a synthetic dataset or another protocol")
     source = ds_cfg.get("source") or {}
     if isinstance(source, dict):
         if source.get("folder") is not None:
@@ -501,6 +502,8 @@ def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) 
         return
     n = shape[0]
     proto = resolve_sizes(protocol, ds_cfg)
+    if proto["kind"] == "resample":  # fresh draws from the generator: no finite pool to split
+        return
     if proto["kind"] == "kfold":
         if int(proto["n_folds"]) > n:
             raise ConfigError(f"protocol.n_folds={proto['n_folds']} is more than the {n} points of dataset '{name}'")
@@ -581,7 +584,7 @@ def _check_param(alg: str, cls: type, where: str, key: str, value: Any) -> None:
         validate_parameter_constraints({key: constraints[key]}, {key: value}, caller_name=alg)
     except InvalidParameterError as exc:
         match = re.match(r"The '[^']+' parameter of .+? must be (.+)\. Got (.+) instead\.$", str(exc).strip())
-        detail = f"must be {match.group(1)}, got {match.group(2)}" if match else _one_line(exc)
+        detail = f"must be {match.group(1)}, got {match.group(2)}" if match else one_line(exc)
         raise ConfigError(f"algorithm '{alg}': {where} {detail}") from None
 
 
@@ -633,3 +636,152 @@ def describe(kind: str, name: str) -> str:
 
 def iter_experiments() -> Iterable[str]:
     return list_options("experiments")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Nothing the user said is silently ignored: every key lands somewhere that reads it, or is refused.
+# ---------------------------------------------------------------------------------------------------------------
+#: The keys each section of the composed config may have; any other key would be read by nobody.
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("dataset", "algorithm", "protocol", "launcher", "paths", "experiment", "seed", "seeds", "metrics", "smoke",
+         "limits"),
+    "algorithm": ("name", "estimator", "seed_tag", "params", "grid", "selection", "description"),
+    "protocol": ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit", "selection",
+                 "n_folds"),
+    "launcher": ("name", "backend", "n_jobs", "scheduler"),
+    "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
+              "log_max_bytes", "log_backup_count"),
+    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees"),
+    "experiment": ("name", "study", "description", "datasets", "algorithms", "params", "tables", "figures",
+                   "claims"),
+}
+# Sections whose keys are the user's own (parameter names), checked against what reads them elsewhere.
+_FREE_SECTIONS = ("experiment.params", "algorithm.params", "algorithm.grid")
+_MAX_INT = 2**31 - 1  # scikit-learn's trees store depths and counts as 32-bit integers
+
+
+def _closest(word: str, choices: Sequence[str]) -> str:
+    import difflib
+
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean '{match[0]}'?" if match else ""
+
+
+def _check_known_keys(where: str, node: Any, allowed: Sequence[str]) -> None:
+    if not isinstance(node, (dict, DictConfig)):
+        return
+    for key in node:
+        if str(key) not in allowed:
+            name = f"{where}.{key}" if where else str(key)
+            raise ConfigError(f"unknown config key '{name}' (nothing reads it){_closest(str(key), allowed)}; valid "
+                              f"keys{f' of {where}' if where else ' at the top level'}: {', '.join(allowed)}")
+
+
+def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
+    """Refuse keys that nothing reads: an unknown key in a section of the config, in any dataset or algorithm of
+    the experiment, or an experiment-wide parameter that none of its algorithms has."""
+    from forestlab.datasets._load import CONFIG_KEYS
+
+    for section, allowed in KNOWN_KEYS.items():
+        if section in ("algorithm",):
+            continue  # every algorithm of the experiment is checked below, the selected one included
+        _check_known_keys(section, cfg if not section else cfg.get(section), allowed)
+    for alg in experiment.algorithms:
+        _check_known_keys(f"algorithm '{alg.name}'", alg.cfg, KNOWN_KEYS["algorithm"])
+    for ds in experiment.datasets:
+        _check_known_keys(f"dataset '{ds.name}'", ds.cfg, CONFIG_KEYS)
+    shared = to_container(cfg.experiment.get("params")) or {}
+    has = {k for alg in experiment.algorithms for k in (alg.cfg.get("params") or {})}
+    for key in shared:
+        if key not in has:
+            names = ", ".join(a.name for a in experiment.algorithms)
+            raise ConfigError(f"experiment.params.{key} is a parameter of none of the experiment's algorithms "
+                              f"({names}), so it would change nothing{_closest(str(key), sorted(has))}; their "
+                              f"parameters: {', '.join(sorted(has)) or 'none'}")
+    for kind, names in (("datasets", [d.name for d in experiment.datasets]),
+                        ("algorithms", [a.name for a in experiment.algorithms]),
+                        ("metrics", list(experiment.metrics))):
+        seen = [n for i, n in enumerate(names) if n in names[:i]]
+        if seen:
+            raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
+                              "remove the duplicate")
+    for alg in experiment.algorithms:
+        for key, value in {**alg.params, **{f"grid.{k}": v for k, vs in alg.grid.items()
+                                            for v in (vs if isinstance(vs, list) else [vs])}}.items():
+            if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_INT:
+                raise ConfigError(f"algorithm '{alg.name}': {key}={value} is too large for this platform "
+                                  f"(at most {_MAX_INT})")
+
+
+def check_paths(paths: Any) -> None:
+    """The folders forestlab writes to are real, explicit places: never empty (the current folder by accident),
+    the filesystem root or the repository root."""
+    for key in ("results_dir", "reports_dir", "data_dir"):
+        value = paths.get(key)
+        if value is None and key == "reports_dir":
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"paths.{key} must name a folder, got {value!r} (it would write into the current "
+                              f"folder); the default is {'data' if key == 'data_dir' else 'results'}/ in the "
+                              "folder forestlab runs in")
+        where = resolve_path(value)
+        if where == Path(where.anchor):
+            raise ConfigError(f"paths.{key}={value!r} is the filesystem root; choose a folder of its own")
+        if where == PROJECT_DIR:
+            raise ConfigError(f"paths.{key}={value!r} is the repository's own folder ({where}); choose a folder "
+                              f"inside it (e.g. {'data' if key == 'data_dir' else 'results'}) or elsewhere")
+    log_file = paths.get("log_file")
+    if log_file not in (None, ""):
+        target = resolve_path(str(log_file))
+        if target == Path(target.anchor) or target.is_dir():
+            raise ConfigError(f"paths.log_file={log_file!r} is a folder, not a file; name a file (or '' for none)")
+
+
+def check_overrides(cfg: DictConfig, experiment: Experiment, overrides: Sequence[str]) -> None:
+    """A single-run choice beside an experiment (``experiment=uci_binary dataset=sonar``) has one meaning: it
+    picks which of the experiment's datasets or algorithms ``dataset.*`` / ``algorithm.*`` overrides change. A
+    choice the experiment does not list would change nothing, and is refused."""
+    chosen = {o.split("=", 1)[0].lstrip("+"): o.split("=", 1)[1] for o in overrides if "=" in o}
+    if experiment.name == "single":
+        return
+    for group, names in (("dataset", [d.name for d in experiment.datasets]),
+                         ("algorithm", [a.name for a in experiment.algorithms])):
+        if group in chosen and chosen[group] not in names:
+            raise ConfigError(f"{group}={chosen[group]} beside experiment={experiment.name}: that experiment runs "
+                              f"the {group}s {', '.join(names)}, so the choice would change nothing; to run "
+                              f"{chosen[group]} instead write 'experiment.{group}s=[{chosen[group]}]', or drop "
+                              f"experiment= for a single run")
+
+
+def check_group_lists(overrides: Sequence[str]) -> None:
+    """``algorithm=[rf,sorf]``: a group takes one option; a list would merge the options into one config."""
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        key = key.lstrip("+~")
+        if sep and key in GROUPS and value.strip().startswith("["):
+            plural = {"dataset": "datasets", "algorithm": "algorithms"}.get(key)
+            hint = (f"; to run several, write 'experiment.{plural}={value.strip()}'" if plural else "")
+            raise ConfigError(f"{key}= takes one option name, got the list {value.strip()}{hint}")
+
+
+def check_tasks(experiment: Experiment) -> None:
+    """Every algorithm can handle every dataset's task: rankers and two-sample tests need a binary task, and so
+    does a classifier whose scikit-learn tags say it is not multiclass (MinCq)."""
+    from forestlab.learners import get_entry
+
+    multiclass = [d.name for d in experiment.datasets if d.cfg.get("task") == "multiclass"]
+    if not multiclass:
+        return
+    for alg in experiment.algorithms:
+        entry = get_entry(alg.estimator)
+        binary_only = entry.task != "classifier"
+        if not binary_only:
+            try:
+                tags = entry.cls(**alg.params).__sklearn_tags__()
+                binary_only = not tags.classifier_tags.multi_class
+            except (AttributeError, TypeError, ValueError):  # no tags: assume it copes
+                binary_only = False
+        if binary_only:
+            what = f"a {entry.task.replace('_', ' ')}" if entry.task != "classifier" else "binary only"
+            raise ConfigError(f"algorithm '{alg.name}' is {what}, but dataset '{multiclass[0]}' is multiclass: "
+                              f"remove one of them from the experiment")

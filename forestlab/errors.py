@@ -22,3 +22,18 @@ class DatasetError(ForestlabError):
 
 class StoreError(ForestlabError):
     """The result store cannot be opened or written."""
+
+
+def one_line(exc: BaseException | None, *, with_type: bool = False) -> str:
+    """An exception's message on one line: its first line, white space folded (OmegaConf, PyYAML and loky append
+    detail blocks on further lines); ``with_type`` prefixes the exception's class name (for errors that are not
+    forestlab's own, where the class says what went wrong)."""
+    import re
+
+    if exc is None:
+        return "unknown error"
+    text = str(exc).strip()
+    first = re.sub(r"\s+", " ", text.splitlines()[0]) if text else ""
+    if with_type:
+        return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return first or type(exc).__name__

@@ -1,12 +1,24 @@
 """Plan, execute and store the runs of an experiment.
 
-``plan(cfg)`` expands the experiment (datasets x algorithms x seeds [x folds]) into :class:`RunSpec` objects, each
-with a stable key: the SHA-256 of the canonical JSON of everything that decides its result (the dataset's parsing and
-preprocessing, the learner's class, version and parameters, the resolved protocol, the seeds, the metrics). Keys do
-not depend on the experiment's name, so experiments that share runs share their results.
+``plan(experiment)`` expands a resolved :class:`~forestlab.experiment.Experiment` (datasets x algorithms x seeds
+[x folds]) into :class:`RunSpec` objects, each with a stable key: the SHA-256 of the canonical JSON of everything
+that decides its fit (the dataset's parsing and preprocessing, the learner's class, version, parameters and model
+selection, the resolved protocol, the seeds). Keys do not depend on the experiment's name nor on its metrics, so
+experiments that share runs share their results, and a metric added later is computed from the stored outputs.
 
 ``execute(specs, store, ...)`` skips what the store already holds, fans the rest out with joblib and writes each
 record as it arrives. A failing run is stored with its traceback and the others go on.
+
+Each run is evaluated according to its learner's task (:data:`forestlab.learners.TASKS`):
+
+- ``classifier``: ``predict`` on the test and training parts (and ``decision_function`` on binary tasks);
+- ``ranker``: ``decision_function`` only (the score; higher means more likely positive);
+- ``two_sample_test``: ``test(X_a, X_b)`` on the run's sample (the training part, split by label), which gives a
+  statistic and a p-value.
+
+What the metrics are computed from is stored with the run (:mod:`forestlab.evaluation`), and learner-specific
+values (out-of-bag risk, tree depth, PAC-Bayes diagnostics, chosen hyperparameters, curves) come through the one
+channel :func:`forestlab.learners.run_report`.
 """
 
 from __future__ import annotations
@@ -25,21 +37,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 
 from forestlab import __version__
-from forestlab.config import load_group_option, to_container
-from forestlab.errors import ConfigError, ForestlabError
-from forestlab.learners._cache import FitCache, fit_with_cache
-from forestlab.protocols import derive_seed, make_split, n_folds, resolve_sizes
+from forestlab.errors import ConfigError, ForestlabError, one_line
+from forestlab.experiment import Experiment, content_hash, protocol_for
+from forestlab.learners._cache import FitCache
+from forestlab.protocols import derive_seed, make_split, n_folds
 from forestlab.store import Store
 
 log = logging.getLogger("forestlab")
 
 # Bump when the way runs are evaluated changes (what is measured, how splits are drawn): every key changes with it.
-EVALUATION_VERSION = 1
-# Dataset config keys that document but do not change the data.
-_COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
+# 2: keys no longer hold the metrics; runs store the outputs their metrics are computed from.
+EVALUATION_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -61,91 +71,57 @@ class RunSpec:
 
 def run_key(identity: Mapping[str, Any]) -> str:
     """The content hash of a run's identity (32 hex characters)."""
-    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:32]
+    return content_hash(identity, 32)
 
 
-def _dataset_identity(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in ds_cfg.items() if k not in _COSMETIC_DATASET_KEYS}
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def _node(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
-    """The config of a dataset or algorithm named in the experiment: the composed group entry (with the user's
-    overrides) when it is the one selected, else the group file."""
-    selected = cfg.get(group)
-    if selected is not None and selected.get("name") == name:
-        return to_container(selected)
-    return to_container(load_group_option(group, name))
+def _hash(blob: str) -> str:
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def plan(cfg: DictConfig) -> list[RunSpec]:
-    """Expand the composed config into run specs, in a deterministic order."""
-    from forestlab.learners import get_learner
+def plan(experiment: Experiment | Any) -> list[RunSpec]:
+    """Expand the experiment into run specs, in a deterministic order (dataset, algorithm, repetition, fold).
 
-    exp = cfg.experiment
-    limits = cfg.get("limits") or {}
-    datasets = list(exp.datasets)
-    if limits.get("max_datasets"):
-        datasets = datasets[: int(limits.max_datasets)]
-    algorithms = list(exp.algorithms)
-    protocol = to_container(cfg.protocol)
-    metrics = list(cfg.metrics)
-    paths = to_container(cfg.paths)
-    shared_params = dict(to_container(exp.get("params")) or {})
+    ``experiment`` is an :class:`~forestlab.experiment.Experiment`; a composed config is resolved first.
+    """
+    from forestlab.learners import get_entry
+
+    if not isinstance(experiment, Experiment):
+        from forestlab.config import validate
+
+        experiment = validate(experiment)
+
     specs: list[RunSpec] = []
-    for ds_name in datasets:
-        ds_cfg = _node(cfg, "dataset", ds_name)
-        proto = resolve_sizes(protocol, ds_cfg)
-        for alg_name in algorithms:
-            alg_cfg = _node(cfg, "algorithm", alg_name)
-            estimator = get_learner(alg_cfg.get("estimator", alg_name))
-            params = dict(alg_cfg.get("params") or {})
-            # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
-            params.update({k: v for k, v in shared_params.items() if k in params})
-            if limits.get("max_estimators") and "n_estimators" in params:
-                params["n_estimators"] = min(int(params["n_estimators"]), int(limits.max_estimators))
-            grid = {k: list(v) for k, v in (alg_cfg.get("grid") or {}).items()}
-            if proto.get("selection") == "oob" and any(len(v) == 0 for v in grid.values()):
-                raise ConfigError(f"algorithm '{alg_name}': a grid with no values ({grid})")
-            learner = {
-                "estimator": alg_cfg.get("estimator", alg_name),
-                "class": f"{estimator.__module__}.{estimator.__qualname__}",
-                "version": int(getattr(estimator, "version", 0)),
-                "params": params,
-                "grid": grid if proto.get("selection") == "oob" else {},
-                "seed_tag": alg_cfg.get("seed_tag", alg_name),
-            }
-            for rep in range(int(cfg.seeds)):
-                folds: Iterable[int | None] = range(n_folds(proto)) if proto["kind"] == "kfold" else [None]
+    metrics = list(experiment.metrics)
+    for ds in experiment.datasets:
+        proto = protocol_for(experiment, ds)
+        folds: list[int | None] = list(range(n_folds(proto))) if proto["kind"] == "kfold" else [None]
+        ds_identity = ds.identity
+        for alg in experiment.algorithms:
+            entry = get_entry(alg.estimator)
+            learner = {**alg.identity, "class": f"{entry.cls.__module__}.{entry.cls.__qualname__}",
+                       "version": int(getattr(entry.cls, "version", 0)), "task": entry.task}
+            # run_key(identity) without serialising the shared parts for every run: the canonical JSON of the
+            # identity is these pieces around the repetition and fold (keys in sorted order; test_runner checks it)
+            head = (f'{{"dataset":{_canonical(ds_identity)},"evaluation":{EVALUATION_VERSION},"fold":')
+            middle = f',"learner":{_canonical(learner)},"protocol":{_canonical(proto)},"repetition":'
+            tail = f',"seed":{_canonical(experiment.seed)}}}'
+            for rep in range(experiment.seeds):
                 for fold in folds:
-                    identity = {
-                        "dataset": _dataset_identity(ds_cfg),
-                        "learner": learner,
-                        "protocol": {k: v for k, v in proto.items()},
-                        "seed": int(cfg.seed),
-                        "repetition": rep,
-                        "fold": fold,
-                        "metrics": metrics,
-                        "evaluation": EVALUATION_VERSION,
-                    }
-                    key = run_key(identity)
-                    payload = {
-                        "key": key,
-                        "dataset_cfg": ds_cfg,
-                        "dataset": ds_name,
-                        "algorithm": alg_name,
-                        "learner": learner,
-                        "protocol": proto,
-                        "seed": int(cfg.seed),
-                        "repetition": rep,
-                        "fold": fold,
-                        "metrics": metrics,
-                        "paths": paths,
-                    }
-                    specs.append(RunSpec(key=key, experiment=str(exp.name), study=exp.get("study"),
-                                         dataset=ds_name, algorithm=alg_name, protocol=str(protocol["name"]),
-                                         seed=int(cfg.seed), repetition=rep, fold=fold, identity=identity,
-                                         payload=payload))
+                    identity = {"dataset": ds_identity, "learner": learner, "protocol": proto,
+                                "seed": experiment.seed, "repetition": rep, "fold": fold,
+                                "evaluation": EVALUATION_VERSION}
+                    key = _hash(f"{head}{_canonical(fold)}{middle}{rep}{tail}")
+                    payload = {"key": key, "dataset_cfg": ds.cfg, "dataset": ds.name, "algorithm": alg.name,
+                               "learner": learner, "protocol": proto, "seed": experiment.seed, "repetition": rep,
+                               "fold": fold, "metrics": metrics, "paths": experiment.paths}
+                    specs.append(RunSpec(key=key, experiment=experiment.name, study=experiment.study,
+                                         dataset=ds.name, algorithm=alg.name,
+                                         protocol=str(experiment.protocol.get("name")), seed=experiment.seed,
+                                         repetition=rep, fold=fold, identity=identity, payload=payload))
     return specs
 
 
@@ -160,29 +136,70 @@ def _load(payload: Mapping[str, Any]):
                         download=bool(paths.get("download", True)))
 
 
-def _fit(payload: Mapping[str, Any], X: np.ndarray, y: np.ndarray, random_state: int, cache: FitCache | None):
-    """Fit the learner (through the job's cache); with a grid and OOB selection, fit every grid point and keep the
-    lowest OOB error."""
-    from sklearn.model_selection import ParameterGrid
+@dataclass
+class RunData:
+    """The data of one run: training and test parts, and what the reports may want to know about the dataset."""
 
-    from forestlab.learners import get_learner
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    task: str  # the dataset's task: binary or multiclass
+    info: dict[str, Any]
+
+
+def _run_data(payload: Mapping[str, Any]) -> RunData:
+    """Load the dataset and cut the run's split (or draw fresh samples, for the ``resample`` protocol)."""
+    proto = payload["protocol"]
+    if proto["kind"] == "resample":
+        from forestlab.protocols import draw_resample
+
+        drawn = draw_resample(proto, payload["dataset_cfg"], base_seed=payload["seed"], dataset=payload["dataset"],
+                              repetition=payload["repetition"])
+        d = drawn.X_train.shape[1]
+        info = {"n_features": d, "feature_names": [f"x{i + 1}" for i in range(d)]}
+        return RunData(drawn.X_train, drawn.y_train, drawn.X_test, drawn.y_test, "binary", info)
+    ds = _load(payload)
+    split = make_split(proto, ds.y, base_seed=payload["seed"], dataset=payload["dataset"],
+                       repetition=payload["repetition"], fold=payload["fold"])
+    info = {"n_samples": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
+            "feature_names": [str(n) for n in ds.feature_names]}
+    return RunData(ds.X[split.train], ds.y[split.train], ds.X[split.test], ds.y[split.test], ds.task, info)
+
+
+def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_state: int,
+              cache: FitCache | None) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, float]]:
+    """Fit (with model selection) and evaluate one run as its task asks: (selected, arrays, values)."""
+    from forestlab.learners import run_report
+    from forestlab.selection import select_and_fit
 
     learner = payload["learner"]
-    cls = get_learner(learner["estimator"])
-    grid = learner.get("grid") or {}
-    if not grid:
-        return fit_with_cache(cls(**learner["params"], random_state=random_state), X, y, cache), {}, {}
-    best, best_err, best_params, errors = None, np.inf, {}, []
-    for point in ParameterGrid(grid):
-        est = fit_with_cache(cls(**{**learner["params"], **point}, random_state=random_state), X, y, cache)
-        err = getattr(est, "oob_error_", None)
-        if err is None:
-            raise ConfigError(f"{learner['estimator']} has no out-of-bag error: protocol selection=oob needs "
-                              "a bootstrap learner")
-        errors.append(float(err))
-        if err < best_err:  # strict: the first grid point wins ties
-            best, best_err, best_params = est, err, dict(point)
-    return best, best_params, {"selection_oob_error": np.asarray(errors)}
+    arrays: dict[str, np.ndarray] = {}
+    if entry.task == "two_sample_test":
+        est = entry.cls(**learner["params"], random_state=random_state)
+        positive = data.y_train == 1
+        result = est.test(data.X_train[positive], data.X_train[~positive])
+        arrays["statistic"] = np.asarray(float(result.statistic))
+        arrays["p_value"] = np.asarray(float(result.p_value))
+        return {}, arrays, {"statistic": float(result.statistic), "p_value": float(result.p_value)}
+    est, selected, sel_arrays = select_and_fit(
+        entry.cls, learner["params"], learner.get("grid") or {}, learner.get("selection") or {"kind": "none"},
+        data.X_train, data.y_train, random_state=random_state, cache=cache, X_test=data.X_test, y_test=data.y_test,
+        task=entry.task)
+    arrays.update(sel_arrays)
+    scores = entry.task == "ranker" or (data.task == "binary" and hasattr(est, "decision_function"))
+    if scores:
+        arrays["test_scores"] = np.asarray(est.decision_function(data.X_test), dtype=np.float64)
+        arrays["train_scores"] = np.asarray(est.decision_function(data.X_train), dtype=np.float64)
+    if entry.task == "classifier":
+        arrays["test_pred"] = np.asarray(est.predict(data.X_test))
+        arrays["train_pred"] = np.asarray(est.predict(data.X_train))
+    arrays["y_test"] = np.asarray(data.y_test)
+    arrays["y_train"] = np.asarray(data.y_train)
+    report = run_report(est, data.X_test, data.y_test)
+    selected = {**selected, **report["selected"]}
+    arrays.update({k: np.asarray(v) for k, v in report["arrays"].items()})
+    return selected, arrays, dict(report["values"])
 
 
 def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None = None) -> list[dict[str, Any]]:
@@ -212,52 +229,27 @@ def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str
 
 def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
     """Run one spec and return its record (``status`` done or failed); never raises."""
-    from forestlab.metrics import compute_metrics
+    from forestlab.evaluation import outputs_metrics
+    from forestlab.learners import get_entry
 
     t_start = time.perf_counter()
     record: dict[str, Any] = {"key": payload["key"], "status": "failed", "metrics": {}, "selected": {},
-                              "timings": {}, "arrays": {}, "error": None}
+                              "timings": {}, "arrays": {}, "error": None, "dataset_info": None}
     timings = record["timings"]
     try:
+        entry = get_entry(payload["learner"]["estimator"])
         t0 = time.perf_counter()
-        ds = _load(payload)
-        split = make_split(payload["protocol"], ds.y, base_seed=payload["seed"], dataset=payload["dataset"],
-                           repetition=payload["repetition"], fold=payload["fold"])
-        X_train, y_train = ds.X[split.train], ds.y[split.train]
-        X_test, y_test = ds.X[split.test], ds.y[split.test]
+        data = _run_data(payload)
         timings["load"] = time.perf_counter() - t0
         random_state = derive_seed("learner", payload["seed"], payload["dataset"], payload["repetition"],
                                    payload["fold"], payload["learner"]["seed_tag"])
         t0 = time.perf_counter()
-        est, selected, sel_arrays = _fit(payload, X_train, y_train, random_state, cache)
-        timings["fit"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        names = payload["metrics"]
-        binary = ds.task == "binary"
-        test_scores = est.decision_function(X_test) if binary and hasattr(est, "decision_function") else None
-        train_scores = est.decision_function(X_train) if binary and hasattr(est, "decision_function") else None
-        metrics: dict[str, float] = {}
-        metrics.update(compute_metrics(names, y_test, est.predict(X_test), test_scores, prefix="test_"))
-        metrics.update(compute_metrics(names, y_train, est.predict(X_train), train_scores, prefix="train_"))
-        if getattr(est, "oob_error_", None) is not None:
-            metrics["oob_risk"] = float(est.oob_error_)
-        if getattr(est, "max_tree_depth_", None) is not None:
-            metrics["max_depth"] = float(est.max_tree_depth_)
-        diagnostics = getattr(est, "diagnostics_", None)
-        if isinstance(diagnostics, Mapping):
-            metrics.update({k: float(v) for k, v in diagnostics.items()})
-        selected.update(getattr(est, "selected_params_", None) or {})
-        arrays: dict[str, np.ndarray] = dict(sel_arrays)
-        if test_scores is not None:
-            arrays["test_scores"] = np.asarray(test_scores, dtype=np.float64)
-            arrays["y_test"] = np.asarray(y_test, dtype=np.int8)
-        if hasattr(est, "error_curves"):
-            curves = est.error_curves(X_test, y_test)
-            arrays.update({k: np.asarray(v) for k, v in curves.items()})
-        timings["evaluate"] = time.perf_counter() - t0
-        metrics["n_train"], metrics["n_test"] = float(len(split.train)), float(len(split.test))
-        record.update(status="done", metrics=metrics, selected=selected, arrays=arrays)
+        selected, arrays, values = _evaluate(entry, payload, data, random_state, cache)
+        timings["fit_evaluate"] = time.perf_counter() - t0
+        metrics = outputs_metrics(payload["metrics"], arrays)
+        metrics.update(values)
+        metrics["n_train"], metrics["n_test"] = float(len(data.y_train)), float(len(data.y_test))
+        record.update(status="done", metrics=metrics, selected=selected, arrays=arrays, dataset_info=data.info)
     except ForestlabError as exc:
         record["error"] = f"{type(exc).__name__}: {exc}"
     except Exception:  # noqa: BLE001 - stored with its traceback, the other runs go on
@@ -276,6 +268,8 @@ class Summary:
     done: int = 0
     failed: int = 0
     skipped: int = 0
+    backfilled: int = 0
+    transient: int = 0  # failed runs whose cause a rerun may not meet again (a killed worker, lack of memory)
     interrupted: bool = False
     elapsed: float = 0.0
     errors: list[str] = field(default_factory=list)
@@ -298,7 +292,7 @@ def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
     problems: dict[str, str] = {}
     seen: set[str] = set()
     for spec in specs:
-        if spec.dataset in seen:
+        if spec.dataset in seen or spec.payload["protocol"]["kind"] == "resample":  # resample: drawn per run
             continue
         seen.add(spec.dataset)
         paths = spec.payload["paths"]
@@ -363,17 +357,22 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     by_key = {s.key: s for s in todo}
     emit("start", (summary, len(todo)))
     stored: set[str] = set()
+    described: set[str] = set()
 
     def store_records(records: Iterable[Mapping[str, Any]]) -> None:
         for rec in records:
             spec = by_key[rec["key"]]
             names = store.save_arrays(spec.key, rec["arrays"]) if rec["status"] == "done" else []
             store.put(_record_row(spec, rec, names), overwrite_done=force)
+            if rec.get("dataset_info") and spec.dataset not in described:
+                store.put_dataset_info(spec.dataset, rec["dataset_info"])
+                described.add(spec.dataset)
             stored.add(spec.key)
             if rec["status"] == "done":
                 summary.done += 1
             else:
                 summary.failed += 1
+                summary.transient += is_transient(rec.get("error"))
             emit(rec["status"], (spec, rec))
 
     if todo:
@@ -396,18 +395,51 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
         except KeyboardInterrupt:
             summary.interrupted = True
         except _BackendError as exc:
-            raise ForestlabError(f"the {backend} backend failed{f' (scheduler {scheduler})' if scheduler else ''}: "
-                                 f"{_one_line(exc.__cause__)}; the {summary.done + summary.failed} runs that "
-                                 "finished are stored: rerun to resume") from None
+            where = f" (scheduler {scheduler})" if scheduler else ""
+            raise ForestlabError(f"the {backend} backend failed{where}: {one_line(exc.__cause__, with_type=True)}; "
+                                 f"the {summary.done + summary.failed} runs that finished are stored: rerun to "
+                                 "resume") from None
         finally:
             if client is not None:
                 cluster = None if scheduler else getattr(client, "cluster", None)  # a LocalCluster we started
                 client.close()
                 if cluster is not None:
                     cluster.close()
+    summary.backfilled = backfill_metrics(specs, store)
     summary.elapsed = time.perf_counter() - t0
     emit("end", summary)
     return summary
+
+
+_TRANSIENT = ("WorkerDied", "MemoryError", "TerminatedWorkerError", "BrokenProcessPool", "KilledWorker",
+              "TimeoutError", "ConnectionError")
+
+
+def is_transient(error: str | None) -> bool:
+    """Whether a failed run's error is one a rerun can fix (the worker was killed, memory ran out, the cluster
+    was lost), as opposed to the learner refusing its data or parameters, which fails again the same way."""
+    return bool(error) and any(word in error for word in _TRANSIENT)
+
+
+def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
+    """Compute, from their stored outputs, the metrics the plan asks for that done runs have not stored yet (a
+    metric added to an experiment after its runs finished); return how many runs gained a metric. Nothing is
+    refitted."""
+    from forestlab.evaluation import missing_metrics, outputs_metrics
+
+    by_key = {s.key: s for s in specs}
+    records = store.records(list(by_key))
+    updated = 0
+    for row in records[records["status"] == "done"].itertuples():
+        wanted = by_key[row.key].payload["metrics"]
+        names = missing_metrics(wanted, row.metrics or {}, row.arrays or [])
+        if not names:
+            continue
+        new = outputs_metrics(names, store.load_arrays(row.key))
+        if new:
+            store.update_metrics(row.key, {**(row.metrics or {}), **new})
+            updated += 1
+    return updated
 
 
 def _joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
@@ -488,15 +520,7 @@ def _death_detail(exc: BaseException) -> str:
     import re
 
     match = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
-    return f"exit code {match.group(1)}" if match else _one_line(exc)
-
-
-def _one_line(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown error"
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return f"exit code {match.group(1)}" if match else one_line(exc, with_type=True)
 
 
 def _died_record(spec: RunSpec, exc: BaseException) -> dict[str, Any]:
@@ -534,7 +558,8 @@ def _dask_client(scheduler: str | None):
             return Client(scheduler)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             raise ConfigError(f"cannot connect to the dask scheduler at launcher.scheduler={scheduler} "
-                              f"({_one_line(exc)}); start it (dask scheduler) or fix the address") from None
+                              f"({one_line(exc, with_type=True)}); start it (dask scheduler) or fix the "
+                              "address") from None
     return Client(LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True))
 
 

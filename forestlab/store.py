@@ -35,7 +35,7 @@ import pandas as pd
 
 from forestlab.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: plans, plan_runs and datasets tables (created in a version-1 store on open)
 DB_NAME = "runs.sqlite"
 
 _SCHEMA = """
@@ -69,6 +69,25 @@ CREATE TABLE IF NOT EXISTS membership (
     key TEXT NOT NULL,
     PRIMARY KEY (experiment, key)
 );
+CREATE TABLE IF NOT EXISTS plans (
+    plan_id TEXT PRIMARY KEY,
+    experiment TEXT NOT NULL,
+    study TEXT,
+    smoke INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    recorded_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS plan_runs (
+    plan_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    algorithm TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    fold INTEGER,
+    PRIMARY KEY (plan_id, position)
+);
+CREATE TABLE IF NOT EXISTS datasets (name TEXT PRIMARY KEY, info TEXT NOT NULL);
 """
 
 _JSON_COLUMNS = ("spec", "selected", "metrics", "timings", "arrays")
@@ -104,6 +123,7 @@ class Store:
         self.path = self.results_dir / DB_NAME
         self.arrays_dir = self.results_dir / "arrays"
         self.readonly = readonly
+        self._legacy = False
         self._conn: sqlite3.Connection | None = None
         if readonly and not self.path.exists():
             return
@@ -135,8 +155,8 @@ class Store:
                     _quick_check(conn, self.path)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-                conn.executescript(_SCHEMA)
-                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                conn.executescript(_SCHEMA)  # creates what an older store lacks; a version-1 store is a subset
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
             if conn is not None:
@@ -146,7 +166,9 @@ class Store:
             if conn is not None:
                 conn.close()
             raise
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        if row is not None and int(row[0]) == 1 and self.readonly:
+            self._legacy = True  # a version-1 store read only: it has runs but no recorded plans
+        elif row is None or int(row[0]) != SCHEMA_VERSION:
             raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
                              f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
         return conn
@@ -238,6 +260,39 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(exc, self.path) from None
 
+    def record_plan(self, plan_id: str, summary: Mapping[str, Any], runs: Iterable[Mapping[str, Any]]) -> None:
+        """Record (or replace) the plan ``plan_id``: its summary and its runs in order (dicts with key, dataset,
+        algorithm, repetition, fold). Reports read an experiment's runs from here."""
+        rows = [(plan_id, i, r["key"], r["dataset"], r["algorithm"], r["repetition"], r["fold"])
+                for i, r in enumerate(runs)]
+        try:
+            with self._transaction() as conn:
+                conn.execute("INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?, ?, ?)",
+                             (plan_id, summary["experiment"], summary.get("study"), int(bool(summary.get("smoke"))),
+                              _dumps(dict(summary)), time.time()))
+                conn.execute("DELETE FROM plan_runs WHERE plan_id = ?", (plan_id,))
+                conn.executemany("INSERT INTO plan_runs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                conn.executemany("INSERT OR IGNORE INTO membership VALUES (?, ?)",
+                                 [(summary["experiment"], r[2]) for r in rows])
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path) from None
+
+    def put_dataset_info(self, name: str, info: Mapping[str, Any]) -> None:
+        """What runs learnt about a dataset (number and names of features ...), for the reports."""
+        try:
+            with self._transaction() as conn:
+                conn.execute("INSERT OR REPLACE INTO datasets VALUES (?, ?)", (name, _dumps(dict(info))))
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path) from None
+
+    def update_metrics(self, key: str, metrics: Mapping[str, Any]) -> None:
+        """Replace the metrics of a stored run (a metric computed later from its stored outputs)."""
+        try:
+            with self._transaction() as conn:
+                conn.execute("UPDATE runs SET metrics = ? WHERE key = ?", (_dumps(dict(metrics)), key))
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path) from None
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         conn = self.conn
@@ -288,6 +343,49 @@ class Store:
         rows = self._select("SELECT DISTINCT m.experiment FROM membership m JOIN runs r ON r.key = m.key")
         return sorted(e for (e,) in rows)
 
+    def plan(self, plan_id: str) -> dict[str, Any] | None:
+        """A recorded plan: ``{"summary": dict, "recorded_at": float, "runs": DataFrame}`` (runs in plan order,
+        columns key, dataset, algorithm, repetition, fold), or None."""
+        if self._conn is None or self._legacy:
+            return None
+        head = self._select("SELECT summary, recorded_at FROM plans WHERE plan_id = ?", (plan_id,))
+        if not head:
+            return None
+        rows = self._select("SELECT key, dataset, algorithm, repetition, fold FROM plan_runs WHERE plan_id = ? "
+                            "ORDER BY position", (plan_id,))
+        runs = pd.DataFrame(rows, columns=["key", "dataset", "algorithm", "repetition", "fold"])
+        runs["fold"] = [None if f is None or f != f else int(f) for f in runs["fold"]]
+        return {"summary": json.loads(head[0][0]), "recorded_at": float(head[0][1]), "runs": runs}
+
+    def plans(self, experiment: str | None = None) -> pd.DataFrame:
+        """Recorded plans, newest first: plan_id, experiment, study, smoke, recorded_at, summary (dict)."""
+        cols = ["plan_id", "experiment", "study", "smoke", "recorded_at", "summary"]
+        if self._conn is None or self._legacy:
+            return pd.DataFrame(columns=cols)
+        where, params = ("WHERE experiment = ?", (experiment,)) if experiment else ("", ())
+        rows = self._select(f"SELECT plan_id, experiment, study, smoke, recorded_at, summary FROM plans {where} "
+                            "ORDER BY recorded_at DESC", params)
+        df = pd.DataFrame(rows, columns=cols)
+        df["summary"] = [json.loads(v) for v in df["summary"]]
+        df["smoke"] = df["smoke"].astype(bool)
+        return df
+
+    def latest_plan(self, experiment: str, **match: Any) -> str | None:
+        """The newest recorded plan of ``experiment`` whose summary has the given values (e.g. seeds=10,
+        smoke=False), or None."""
+        for row in self.plans(experiment).itertuples():
+            if all(row.summary.get(k) == v for k, v in match.items()):
+                return str(row.plan_id)
+        return None
+
+    def datasets_info(self, names: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+        """What runs recorded about each dataset (see :meth:`put_dataset_info`)."""
+        if self._conn is None or self._legacy:
+            return {}
+        rows = self._select("SELECT name, info FROM datasets")
+        wanted = None if names is None else set(names)
+        return {n: json.loads(i) for n, i in rows if wanted is None or n in wanted}
+
     def records(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
         """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found)."""
         cols = ["key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed", "repetition",
@@ -311,7 +409,12 @@ class Store:
 
     def load_arrays(self, key: str) -> dict[str, np.ndarray]:
         """The arrays of one run (empty dict if it stored none); never unpickles."""
-        path = self.arrays_dir / f"{key}.npz"
+        return self.read_arrays(self.arrays_dir, key)
+
+    @staticmethod
+    def read_arrays(arrays_dir: Path, key: str) -> dict[str, np.ndarray]:
+        """The arrays of run ``key`` in ``arrays_dir``, without an open store (reports read files only)."""
+        path = Path(arrays_dir) / f"{key}.npz"
         if not path.exists():
             return {}
         try:

@@ -38,11 +38,18 @@ def test_quickstart_run_tables_figures_compare_status(workdir):
     assert res.exit_code == 0 and "quickstart" in res.output
     row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
     assert row[1:] == ["12", "12", "0", "0", "0"]
-    # a changed value of one learner makes its old runs stale and its new ones pending, the others stay done
-    res = runner.invoke(app, ["status", "quickstart", "seeds=2", "limits.max_estimators=10",
-                              "algorithm.params.criterion=entropy"])
+    # a changed value of one learner: status reads plans from the store and never re-plans, so a configuration
+    # that has not run yet shows all its runs pending and the stored ones as stale ...
+    changed = ["quickstart", "seeds=2", "limits.max_estimators=10", "algorithm.params.criterion=entropy"]
+    res = runner.invoke(app, ["status", *changed])
     row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
-    assert row[1:] == ["12", "8", "0", "4", "4"]
+    assert row[1:] == ["12", "0", "0", "12", "12"]
+    # ... and once it ran, only the changed learner's runs were new: the other 8 were shared, the 4 old ones stale
+    res = runner.invoke(app, ["run", "experiment=quickstart", *changed[1:], "--quiet"])
+    assert res.exit_code == 0 and "4 done, 0 failed, 8 already done" in res.output
+    res = runner.invoke(app, ["status", *changed])
+    row = [line for line in res.output.splitlines() if line.startswith("quickstart")][0].split()
+    assert row[1:] == ["12", "12", "0", "0", "4"]
 
 
 def test_list_and_config_commands():

@@ -21,7 +21,7 @@ from forestlab.learners import (
     get_learner,
 )
 from forestlab.learners._courses import _row_noise, oob_permutation_importance
-from forestlab.report.stats import one_sample_t_test, paired_t_test
+from forestlab.stats import one_sample_t_test, paired_t_test
 from tests.conftest import run_cli
 
 COURSE_EXPERIMENTS = ("courses_spambase", "courses_error_estimates", "courses_importance")
@@ -173,5 +173,7 @@ def test_course_experiment_smoke_end_to_end(experiment, workdir, mirror):
         res = CliRunner().invoke(app, [cmd, experiment, "debug=smoke", "seeds=2"])
         assert res.exit_code == 0, res.output
     assert "-- claims" in res.output and "test:" in res.output  # verdicts printed
-    assert list((workdir / "results" / "figures" / experiment).glob("*.png"))
-    assert list((workdir / "results" / "tables" / experiment).glob("*.md"))
+    # smoke runs never write over the experiment's own tables and figures
+    assert list((workdir / "results" / "figures" / f"{experiment}-smoke").glob("*.png"))
+    assert list((workdir / "results" / "tables" / f"{experiment}-smoke").glob("*.md"))
+    assert not (workdir / "results" / "tables" / experiment).exists()

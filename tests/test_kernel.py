@@ -258,9 +258,9 @@ def test_table1_smoke_end_to_end(workdir, mirror):
     for cmd in ("tables", "figures", "compare"):
         res = CliRunner().invoke(app, [cmd, "pisetta2010_table1", "debug=smoke", "seeds=2"])
         assert res.exit_code == 0, res.output
-    tables = workdir / "results" / "tables" / "pisetta2010_table1"
+    tables = workdir / "results" / "tables" / "pisetta2010_table1-smoke"  # apart from the real tables
     text = (tables / "table1.md").read_text()
     assert "SVM + forest kernel" in text and "paired two-sided t-test" in text
     assert (tables / "table1_extensions.md").exists() and (tables / "table1_by_C.md").exists()
-    assert (workdir / "results" / "figures" / "pisetta2010_table1" / "table1_differences.png").stat().st_size > 0
+    assert (workdir / "results" / "figures" / "pisetta2010_table1-smoke" / "table1_differences.png").stat().st_size > 0
     assert "pisetta_svm_significant_wins" in res.output and "published vs reproduced" in res.output

@@ -231,7 +231,12 @@ def test_status_without_an_experiment_covers_every_experiment_and_single_runs(wo
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
     registered = runner.invoke(app, ["list", "experiments"]).stdout.split("\n")
     names = [line.split()[0] for line in registered if line.strip()]
-    assert list(rows) == [*names, "single"]
-    assert rows["quickstart"] == [str(n), str(n), "0", "0", "0"]
-    assert rows["single"] == ["-", "1", "0", "-", "-"]
-    assert all(rows[n][1:3] == ["0", "0"] for n in names if n != "quickstart")
+    # the smoke runs have their own line, after the experiment's line; the other experiments' smoke plans have
+    # not run (their planned count is that of their smoke configuration); single runs come last
+    assert list(rows) == [*(f"{x}[smoke]" for x in names), "single"]
+    assert rows["quickstart[smoke]"] == [str(n), str(n), "0", "0", "-"]
+    assert rows["single"] == ["1", "1", "0", "0", "0"]
+    assert all(rows[f"{x}[smoke]"][1:3] == ["0", "0"] for x in names if x != "quickstart")
+    full = {line.split()[0]: line.split()[1:] for line in runner.invoke(app, ["status"]).stdout.splitlines()[1:]}
+    assert full["quickstart"][1] == "0" and full["quickstart[smoke]"][:2] == [str(n), str(n)]
+    assert full["quickstart"][4] == "0"  # smoke runs are never stale runs of the real experiment

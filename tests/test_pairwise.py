@@ -7,28 +7,24 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from forestlab.report._collect import ExperimentResults
-from forestlab.report.pairwise import pair_table, paired_t_pvalue, wilcoxon_pvalue
+from forestlab.errors import ConfigError
+from forestlab.results import ExperimentResults
+from forestlab.stats import pair_table, paired_t_test, wilcoxon_pvalue
 
 
-def _results(values: dict[tuple[str, str], list[float]]) -> ExperimentResults:
-    """Runs of algorithms on datasets: {(dataset, algorithm): test_risk per repetition}."""
-    rows = []
-    for (dataset, algorithm), risks in values.items():
-        for rep, r in enumerate(risks):
-            rows.append({"key": f"{dataset}-{algorithm}-{rep}", "dataset": dataset, "algorithm": algorithm,
-                         "repetition": rep, "fold": None, "test_risk": r})
-    runs = pd.DataFrame(rows)
-    return ExperimentResults(cfg=None, store=None, planned=runs[["key", "dataset", "algorithm", "repetition", "fold"]],
-                             runs=runs)
+def _results(values: dict[tuple[str, str], list[float]], metric: str = "test_risk") -> ExperimentResults:
+    """Runs of algorithms on datasets: {(dataset, algorithm): metric per repetition}."""
+    rows = [{"dataset": d, "algorithm": a, "repetition": rep, metric: v}
+            for (d, a), vals in values.items() for rep, v in enumerate(vals)]
+    return ExperimentResults.from_frame(pd.DataFrame(rows))
 
 
 def test_paired_t_matches_scipy_and_handles_constant_differences():
     a, b = np.array([0.10, 0.12, 0.11, 0.13]), np.array([0.12, 0.13, 0.12, 0.16])
-    assert paired_t_pvalue(a, b) == pytest.approx(stats.ttest_rel(a, b).pvalue)
-    assert paired_t_pvalue(a, a) == 1.0
-    assert paired_t_pvalue(a, a + 0.01) < 1e-10  # the same shift on every split
-    assert np.isnan(paired_t_pvalue(a[:1], b[:1]))
+    assert paired_t_test(a, b).p == pytest.approx(stats.ttest_rel(a, b).pvalue)
+    assert paired_t_test(a, a).p == 1.0
+    assert paired_t_test(a, a + 0.01).p < 1e-10  # the same shift on every split
+    assert np.isnan(paired_t_test(a[:1], b[:1]).p)
 
 
 def test_wilcoxon_uses_all_datasets_and_is_symmetric():
@@ -38,23 +34,40 @@ def test_wilcoxon_uses_all_datasets_and_is_symmetric():
     assert wilcoxon_pvalue(np.zeros(5)) == 1.0
 
 
+RISKS = {
+    ("d1", "sorf"): [0.10, 0.11, 0.12], ("d1", "rf"): [0.20, 0.21, 0.22],      # clear win (lower risk)
+    ("d2", "sorf"): [0.30, 0.30, 0.30], ("d2", "rf"): [0.3001, 0.2999, 0.30],  # tie after rounding
+    ("d3", "sorf"): [0.15, 0.25, 0.20], ("d3", "rf"): [0.10, 0.30, 0.19],      # loss, not significant
+}
+
+
 def test_pair_table_counts_and_pairs_by_split():
-    res = _results({
-        ("d1", "sorf"): [0.10, 0.11, 0.12], ("d1", "rf"): [0.20, 0.21, 0.22],      # clear win
-        ("d2", "sorf"): [0.30, 0.30, 0.30], ("d2", "rf"): [0.3001, 0.2999, 0.30],  # tie after rounding
-        ("d3", "sorf"): [0.15, 0.25, 0.20], ("d3", "rf"): [0.10, 0.30, 0.19],      # loss, not significant
-    })
-    table, summary = pair_table(res, "sorf", "rf")
+    table, summary = pair_table(_results(RISKS), "sorf", "rf")
     assert list(table["outcome"]) == ["W", "T", "L"]
     assert list(table["significant"]) == ["W", "", ""]
+    assert list(table["higher"]) == ["b", "", ""]
     assert (summary.wins, summary.ties, summary.losses) == (1, 1, 1)
     assert (summary.sig_wins, summary.sig_losses) == (1, 0)
     assert summary.mean_a == pytest.approx(np.mean([0.11, 0.30, 0.20]))
-    assert "1 W / 1 T / 1 L" in summary.line()
+    assert "1 W / 1 T / 1 L" in summary.line() and "lower is better" in summary.line()
+
+
+def test_higher_is_better_metrics_turn_wins_around():
+    """The same numbers read as AUC (higher is better): the win becomes a loss, and vice versa."""
+    table, summary = pair_table(_results(RISKS, "test_auc"), "sorf", "rf", "test_auc")
+    assert list(table["outcome"]) == ["L", "T", "W"]
+    assert list(table["significant"]) == ["L", "", ""]
+    assert (summary.wins, summary.losses, summary.sig_losses) == (1, 1, 1)
+    assert "higher is better" in summary.line()
+
+
+def test_unknown_direction_is_refused():
+    with pytest.raises(ConfigError, match="higher is better"):
+        pair_table(_results(RISKS, "c"), "sorf", "rf", "c")
 
 
 def test_unpaired_runs_are_left_out():
     res = _results({("d1", "sorf"): [0.1, 0.2, 0.3], ("d1", "rf"): [0.2, 0.3]})
     table, _ = pair_table(res, "sorf", "rf")
     assert table.loc[0, "n"] == 2
-    assert table.loc[0, "sorf"] == pytest.approx(0.15)
+    assert table.loc[0, "mean_a"] == pytest.approx(0.15)

@@ -117,3 +117,13 @@ def test_a_run_whose_arrays_need_pickle_fails_alone(workdir, monkeypatch):
     assert [r["status"] for r in records] == ["failed", "done", "done"]
     assert "cannot be stored without pickling" in records[0]["error"] and not records[0]["arrays"].names
     assert all(r["arrays"].npz for r in records[1:])
+
+
+def test_plan_keys_are_the_hash_of_each_identity():
+    """plan() assembles each key from pre-serialised parts: it must equal run_key(identity) exactly."""
+    from forestlab.runner import run_key
+
+    for overrides in (QUICK, ["experiment=courses_error_estimates", "seeds=2"], ["experiment=single", "dataset=sonar",
+                                                                               "algorithm=rf", "protocol=kfold"]):
+        specs = plan(compose(overrides))
+        assert specs and all(s.key == run_key(s.identity) for s in specs)

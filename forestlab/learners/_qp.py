@@ -79,6 +79,9 @@ the second QP failed and OSQP's optimum was kept).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -471,6 +474,25 @@ def _mincq_face(M: np.ndarray, margins: np.ndarray, k: np.ndarray) -> _MinCqFace
     return _MinCqFace(null=face.null, k=k, v_min_norm=face.project(p / denom))
 
 
+@contextlib.contextmanager
+def _quiet_stdout():
+    """Silence the process's standard output (file descriptor 1) for the block: output printed by C code, which
+    Python's sys.stdout does not see, would otherwise land in the middle of forestlab's own output."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no standard output to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _min_norm_on_face(face: _MinCqFace, v_star: np.ndarray, bound: np.ndarray,
                       settings: dict[str, Any] | None) -> np.ndarray | None:
     """The least-norm point of (v_star + span(Z)) within the box |v| <= bound (a strictly convex QP in the null-space
@@ -481,7 +503,8 @@ def _min_norm_on_face(face: _MinCqFace, v_star: np.ndarray, bound: np.ndarray,
     q = 2.0 * (Zk.T @ v_star)
     solver = osqp.OSQP()
     solver.setup(_triu_csc(P), q, sp.csc_matrix(Z), -bound - v_star, bound - v_star, **_settings(settings))
-    res = solver.solve(raise_error=False)
+    with _quiet_stdout():  # OSQP's C code prints a polishing note whatever `verbose` says
+        res = solver.solve(raise_error=False)
     if not _status_ok(res) or float(res.info.dual_res) > ACCEPT_TOL:
         return None
     v = v_star + Z @ np.asarray(res.x, dtype=np.float64)

@@ -1,7 +1,35 @@
-"""Reports from the store: tables, figures, and the comparison with the published numbers."""
+"""Reports from the store: tables, figures, and the comparison with the published numbers.
+
+Reports read only the store (:func:`forestlab.results.load_results`): which runs belong to an experiment (the plan
+``forestlab run`` recorded), their values and arrays. They never plan runs, load a dataset or compose another
+experiment, and they work on a results folder they cannot write to (their output goes to ``paths.reports_dir``).
+No module here knows a study by name: what is specific to a study lives in :mod:`forestlab.studies`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 from forestlab.report.compare import compare_experiment
 from forestlab.report.figures import render_figures
 from forestlab.report.tables import render_tables
+from forestlab.results import ExperimentResults, load_results
 
-__all__ = ["compare_experiment", "render_figures", "render_tables"]
+__all__ = ["compare_experiment", "experiment_results", "output_dir", "render_figures", "render_tables"]
+
+
+def experiment_results(experiment: Any) -> ExperimentResults:
+    """The stored results of a resolved experiment (read only)."""
+    from forestlab.config import resolve_path
+
+    return load_results(experiment, resolve_path(experiment.paths["results_dir"]), metrics=experiment.metrics)
+
+
+def output_dir(experiment: Any, kind: str) -> Path:
+    """``<reports_dir>/<kind>/<experiment>`` (``<experiment>-smoke`` for smoke runs, which never overwrite the
+    experiment's own tables and figures)."""
+    from forestlab.config import resolve_path
+
+    root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
+    return root / kind / (f"{experiment.name}-smoke" if experiment.smoke else experiment.name)

@@ -1,4 +1,9 @@
-"""Published numbers beside reproduced ones, cell by cell, with summary lines and the study's claims."""
+"""Published numbers beside reproduced ones, cell by cell, with summary lines, head-to-head tests and the study's
+claims (each judged HOLDS, DOES NOT HOLD, INCONCLUSIVE or NOT TESTED; :func:`forestlab.studies.judge`).
+
+Nothing here knows a study by name: the published tables are read by the experiment's study
+(:meth:`forestlab.studies.Study.read_published`) and the claims are found by name across the registered studies.
+"""
 
 from __future__ import annotations
 
@@ -8,32 +13,25 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
-from forestlab.config import experiments_dir, to_container
-from forestlab.errors import ConfigError
-from forestlab.report import claims_zirakiza2013  # noqa: F401  (registers the study's claims)
-from forestlab.report._collect import ExperimentResults, load_results, summarise, tables_spec
-from forestlab.report.claims import CLAIMS
-from forestlab.report.pairwise import pair_table, pairs_of
-from forestlab.report.tables import to_markdown
+from forestlab.report.tables import smoke_note, to_markdown
+from forestlab.results import ExperimentResults, summarise
+from forestlab.stats import pair_table, pairs_of
 
 
-def load_published(study: str, filename: str) -> pd.DataFrame:
-    """A published table in long form: columns dataset, algorithm, metric, value."""
-    path = experiments_dir() / study / "published" / filename
-    if not path.is_file():
-        raise ConfigError(f"published table {path} not found")
-    df = pd.read_csv(path)
-    missing = {"dataset", "algorithm", "metric", "value"} - set(df.columns)
-    if missing:
-        raise ConfigError(f"{path}: missing columns {sorted(missing)} (expected dataset,algorithm,metric,value)")
-    return df
+def read_published(study: str | None, filename: str) -> pd.DataFrame:
+    """A published table of ``study`` in long form: columns dataset, algorithm, metric, value."""
+    from forestlab.errors import ConfigError
+    from forestlab.studies import get_study
+
+    if not study:
+        raise ConfigError(f"a table names the published file '{filename}' but its experiment has no study")
+    return get_study(study).read_published(filename)
 
 
 def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
     """One row per published number that the experiment reproduces (same dataset, algorithm and metric)."""
-    published = load_published(str(res.study), spec["published"])
+    published = read_published(res.study, spec["published"])
     wanted = {(str(c["algorithm"]), str(c["metric"])) for c in spec["cells"] if "metric" in c}
     rows = []
     for _, p in published.iterrows():
@@ -45,8 +43,9 @@ def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFra
         se = std / math.sqrt(n) if n > 1 else float("nan")
         rows.append({"dataset": p["dataset"], "algorithm": p["algorithm"], "metric": p["metric"],
                      "published": float(p["value"]), "reproduced": mean, "std": std, "n": n, "diff": diff,
-                     # a single split's number falls inside our spread across splits about 95% of the time
-                     "within_2std": bool(n > 1 and abs(diff) <= 2 * std) if n else False,
+                     # a single split's number falls inside our spread across splits about 95% of the time; with
+                     # fewer than two runs there is no spread: not applicable
+                     "within_2std": bool(abs(diff) <= 2 * std) if n > 1 else None,
                      "z_mean": diff / se if n > 1 and se > 0 else float("nan")})
     return pd.DataFrame(rows, columns=["dataset", "algorithm", "metric", "published", "reproduced", "std", "n",
                                        "diff", "within_2std", "z_mean"])
@@ -54,6 +53,10 @@ def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFra
 
 def _fmt(x: float, digits: int = 3) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _within(flag: Any) -> str:
+    return "n/a" if flag is None or (isinstance(flag, float) and math.isnan(flag)) else ("yes" if flag else "no")
 
 
 def summary_lines(table: pd.DataFrame) -> list[str]:
@@ -64,83 +67,89 @@ def summary_lines(table: pd.DataFrame) -> list[str]:
             lines.append(f"{algorithm} {metric}: no runs yet")
             continue
         mad = float(np.mean(np.abs(g["diff"])))
+        judged = g[g["n"] > 1]
+        within = (f"published value within 2 std of our runs on {int(judged['within_2std'].astype(bool).sum())}"
+                  f"/{len(judged)}" if len(judged) else "within 2 std: n/a (a single run has no spread)")
         lines.append(
             f"{algorithm} {metric}: {len(g)}/{len(grp)} cells reproduced; mean absolute difference {mad:.4f}; "
-            f"mean published {g['published'].mean():.4f} vs reproduced {g['reproduced'].mean():.4f}; "
-            f"published value within 2 std of our runs on {int(g['within_2std'].sum())}/{len(g)}")
+            f"mean published {g['published'].mean():.4f} vs reproduced {g['reproduced'].mean():.4f}; {within}")
     return lines
 
 
-def compare_experiment(cfg: DictConfig) -> str:
-    """Print-ready comparison of an experiment with its study; also written to results/tables/<exp>/."""
-    res = load_results(cfg)
-    specs = [s for s in tables_spec(cfg) if s.get("published") or s.get("pairs")]
-    claims = list(to_container(cfg.experiment.get("claims") or []))
+def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
+    """Print-ready comparison of an experiment with its study; also written to ``out_dir`` when given."""
+    specs = [s for s in res.tables() if s.get("published") or s.get("pairs")]
+    claims = res.claims()
     if not specs and not claims:
         return ""
-    out: list[str] = [f"== {res.name} ({res.study or 'no study'}) =="]
-    out_dir = res.results_dir / "tables" / res.name
+    out: list[str] = [f"== {res.name} ({res.study or 'no study'}){smoke_note(res)} =="]
+    if res.smoke:
+        out.append("These are smoke runs (debug=smoke: one seed, two datasets, ten trees): they check that the "
+                   "experiment runs, they do not reproduce it; claims are judged on them only as a check.")
+    if res.counts.get("done", 0) == 0:
+        out.append(f"no runs stored for this configuration of {res.name} yet: run `forestlab run "
+                   f"experiment={res.name}` first")
+    written: dict[str, str] = {}
     for spec in specs:
-        if not spec.get("published"):
-            out_dir.mkdir(parents=True, exist_ok=True)
-            out.extend(_pairs_section(res, spec, out_dir))
-            continue
-        table = comparison_table(res, spec)
-        out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "
-                   f"(mean ± std over seeds; diff = reproduced - published)")
-        digits = {(str(c["algorithm"]), str(c["metric"])): int(c.get("digits", 3)) for c in spec["cells"]
-                  if "metric" in c}
-        dig = [digits.get((a, m), 3) for a, m in zip(table["algorithm"], table["metric"], strict=True)]
-        display = pd.DataFrame({
-            "dataset": table["dataset"], "algorithm": table["algorithm"], "metric": table["metric"],
-            "published": [_fmt(v, d) for v, d in zip(table["published"], dig, strict=True)],
-            "reproduced": [f"{_fmt(m, d)} ± {_fmt(s, d)}" if n > 1 else _fmt(m, d)
-                           for m, s, n, d in zip(table["reproduced"], table["std"], table["n"], dig, strict=True)],
-            "n": table["n"], "diff": [("—" if math.isnan(d) else f"{d:+.3f}") for d in table["diff"]],
-            "within 2 std": ["yes" if w else "no" for w in table["within_2std"]],
-        })
-        out.append(to_markdown(display).rstrip())
-        out.append("")
-        out.extend(summary_lines(table))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        table.to_csv(out_dir / f"{spec['name']}_compare.csv", index=False, float_format="%.6g")
-        (out_dir / f"{spec['name']}_compare.md").write_text(to_markdown(display) + "\n"
-                                                            + "\n".join(summary_lines(table)) + "\n")
-        out.extend(_pairs_section(res, spec, out_dir))
+        if spec.get("published"):
+            table = comparison_table(res, spec)
+            out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "
+                       f"(mean ± std over seeds; diff = reproduced - published)")
+            digits = {(str(c["algorithm"]), str(c["metric"])): int(c.get("digits", 3)) for c in spec["cells"]
+                      if "metric" in c}
+            dig = [digits.get((a, m), 3) for a, m in zip(table["algorithm"], table["metric"], strict=True)]
+            display = pd.DataFrame({
+                "dataset": table["dataset"], "algorithm": table["algorithm"], "metric": table["metric"],
+                "published": [_fmt(v, d) for v, d in zip(table["published"], dig, strict=True)],
+                "reproduced": [f"{_fmt(m, d)} ± {_fmt(s, d)}" if n > 1 else _fmt(m, d)
+                               for m, s, n, d in zip(table["reproduced"], table["std"], table["n"], dig,
+                                                     strict=True)],
+                "n": table["n"], "diff": [("—" if math.isnan(d) else f"{d:+.3f}") for d in table["diff"]],
+                "within 2 std": [_within(w) for w in table["within_2std"]],
+            })
+            out.append(to_markdown(display).rstrip())
+            out.append("")
+            out.extend(summary_lines(table))
+            written[f"{spec['name']}_compare.csv"] = table.to_csv(index=False, float_format="%.6g")
+            written[f"{spec['name']}_compare.md"] = (to_markdown(display) + "\n" + "\n".join(summary_lines(table))
+                                                     + "\n")
+        lines, csv = _pairs_section(res, spec)
+        out.extend(lines)
+        if csv is not None:
+            written[f"{spec['name']}_pairs.csv"] = csv
     if claims:
-        out.append("\n-- claims")
-        for name in claims:
-            if name not in CLAIMS:
-                raise ConfigError(f"unknown claim '{name}'; known claims: {', '.join(sorted(CLAIMS))}")
-            r = CLAIMS[name](res)
-            verdict = {True: "HOLDS", False: "DOES NOT HOLD", None: "NOT TESTED"}[r.holds]
-            out.append(f"[{verdict}] {name}: {r.claim}\n    test: {r.test}\n    evidence: {r.evidence}")
+        from forestlab.studies import judge_all
+
+        out.append("\n-- claims" + (" (judged on smoke runs: a check of the code, not of the study)"
+                                     if res.smoke else ""))
+        for name, j in zip(claims, judge_all(claims, res), strict=True):
+            r = j.result
+            out.append(f"[{j.verdict}] {name}: {r.claim}\n    test: {r.test}\n    evidence: {r.evidence}")
     text = "\n".join(out) + "\n"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "compare.txt").write_text(text)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, content in written.items():
+            (out_dir / name).write_text(content)
+        (out_dir / "compare.txt").write_text(text)
     return text
 
 
-def _pairs_section(res: ExperimentResults, spec: dict[str, Any], out_dir: Path) -> list[str]:
-    """Head-to-head lines for the table's ``pairs`` (see forestlab.report.pairwise); writes <table>_pairs.csv."""
+def _pairs_section(res: ExperimentResults, spec: dict[str, Any]) -> tuple[list[str], str | None]:
+    """Head-to-head lines for the table's ``pairs`` (see :mod:`forestlab.stats`), and their CSV."""
     pairs = pairs_of(spec)
     if not pairs:
-        return []
+        return [], None
     metric = str(spec.get("pair_metric", "test_risk"))
+    alpha = float(spec.get("alpha", 0.05))
     lines = [f"\n-- {spec['name']}: head to head on the same splits ({metric})"]
     frames = []
     for a, b in pairs:
-        table, summary = pair_table(res, a, b, metric)
+        table, summary = pair_table(res, a, b, metric, alpha=alpha)
         lines.append(summary.line())
         marks = [f"{d} {o}{'*' if s else ''}" for d, o, s in
                  zip(table["dataset"], table["outcome"], table["significant"], strict=True)]
         if marks:
-            lines.append("    " + ", ".join(marks) + "   (* = paired t-test p < 0.05)")
-        frames.append(table.rename(columns={a: "mean_a", b: "mean_b"}).assign(a=a, b=b, metric=metric))
-    if frames:
-        pd.concat(frames).to_csv(out_dir / f"{spec['name']}_pairs.csv", index=False, float_format="%.6g")
-    return lines
-
-
-def write_path(res: ExperimentResults) -> Path:
-    return res.results_dir / "tables" / res.name
+            lines.append("    " + ", ".join(marks) + f"   (* = paired t-test p < {alpha:g})")
+        frames.append(table.assign(a=a, b=b, metric=metric))
+    csv = pd.concat(frames).to_csv(index=False, float_format="%.6g") if frames else None
+    return lines, csv

@@ -5,13 +5,18 @@ Kinds (``experiment.figures[i].kind``):
 - ``error_curves``: one panel per dataset, several named curves of one algorithm against the number of trees;
 - ``roc``: one panel per dataset, the ROC curve of each algorithm;
 - ``curves_by_algorithm``: one panel per dataset, one curve (e.g. ``test_error``) of several algorithms against the
-  number of trees (the courses' Spambase figure);
+  number of trees (bagging vs forest vs boosting on one dataset, say);
 - ``importance``: one row per dataset and one panel per importance measure, bars of the mean importance per
   feature over the runs with ± one std error bars (the top features by the first measure, probes marked);
 - ``metric_boxes``: one panel per dataset, boxes of several metrics of one algorithm over the runs, optionally
   minus a reference metric (error estimates minus the test error);
 - ``paired_diff``: one panel, per dataset the per-split differences a - b of a metric for pairs of algorithms (mean
-  and 95% t interval), with an optional published difference marked beside it.
+  and 95% t interval), with an optional published difference marked beside it;
+- ``roc_envelope``: one panel per dataset, for each algorithm the pointwise minimum and maximum of its runs' test
+  ROC curves (a band) and their mean (depecker2010 Figs 4.1, 4.3).
+
+Figures read only the stored runs (values, arrays, and what runs recorded about their datasets, such as feature
+names): they never load a dataset.
 """
 
 from __future__ import annotations
@@ -22,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 
 from forestlab.errors import ConfigError
-from forestlab.report._collect import ExperimentResults, figures_spec, load_results
+from forestlab.results import ExperimentResults
 
 
 def _grid(n: int) -> tuple[int, int]:
@@ -148,19 +152,8 @@ def curves_by_algorithm(res: ExperimentResults, spec: dict[str, Any]):
 
 
 def _feature_names(res: ExperimentResults, dataset: str, n: int, n_probes: int) -> list[str]:
-    """The dataset's feature names (loaded from the cache; x1..xd if that fails), then the probes' names."""
-    names: list[str] = []
-    try:
-        from forestlab.config import load_group_option, resolve_path, to_container
-        from forestlab.datasets import load_dataset
-
-        paths = res.cfg.paths
-        ds = load_dataset(to_container(load_group_option("dataset", dataset)),
-                          data_dir=resolve_path(paths.data_dir), mirror=paths.get("mirror"),
-                          download=bool(paths.get("download", True)))
-        names = list(ds.feature_names)
-    except Exception:  # noqa: BLE001 - names are cosmetic
-        names = []
+    """The dataset's feature names as its runs recorded them (x1..xd if unknown), then the probes' names."""
+    names = res.feature_names(dataset)
     d = n - n_probes
     if len(names) != d:
         names = [f"x{i + 1}" for i in range(d)]
@@ -258,7 +251,7 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     import matplotlib.pyplot as plt
     from scipy import stats as st
 
-    from forestlab.report.stats import paired_values
+    from forestlab.stats import paired_values
 
     metric = str(spec.get("metric", "test_accuracy"))
     pairs = [dict(p) for p in spec["pairs"]]
@@ -266,9 +259,9 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     published: dict[str, float] = {}
     pub = spec.get("published")
     if pub and res.study:
-        from forestlab.report.compare import load_published
+        from forestlab.report.compare import read_published
 
-        table = load_published(str(res.study), str(pub["file"]))
+        table = read_published(res.study, str(pub["file"]))
         vals = {(r.dataset, r.algorithm): float(r.value) for r in table[table["metric"] == metric].itertuples()}
         published = {d: vals[(d, pub["a"])] - vals[(d, pub["b"])] for d in datasets
                      if (d, pub["a"]) in vals and (d, pub["b"]) in vals}
@@ -298,26 +291,61 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     return fig
 
 
+def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: for each algorithm, the band between the pointwise minimum and maximum of its runs'
+    test ROC curves, and their mean (:func:`forestlab.metrics.roc_envelope`)."""
+    import matplotlib.pyplot as plt
+
+    from forestlab.metrics import roc_envelope as envelope
+
+    datasets = res.datasets
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        drawn = 0
+        for algorithm in spec.get("algorithms", res.algorithms):
+            runs = [a for a in res.run_arrays(str(algorithm), dataset) if "test_scores" in a and "y_test" in a]
+            if not runs:
+                continue
+            grid, lo, mean, hi = envelope(runs)
+            (line,) = ax.plot(grid, mean, lw=1.4, label=f"{algorithm} ({len(runs)} runs)")
+            ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+            drawn += 1
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
+        ax.set_xlabel("false positive rate")
+        ax.set_ylabel("true positive rate")
+        if drawn:
+            ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
-         "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff}
+         "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
+         "roc_envelope": roc_envelope}
 
 
-def render_figures(cfg: DictConfig) -> list[Path]:
-    """Draw every figure of the experiment to results/figures/<experiment>/<name>.{png,pdf}."""
+def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
+    """Draw every figure of the experiment to ``out_dir/<name>.{png,pdf}``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    res = load_results(cfg)
-    out_dir = res.results_dir / "figures" / res.name
     written: list[Path] = []
-    for spec in figures_spec(cfg):
+    for spec in res.figures():
         kind = spec.get("kind")
         if kind not in KINDS:
             raise ConfigError(f"figure '{spec.get('name')}': unknown kind '{kind}'; valid kinds: "
                               f"{', '.join(KINDS)}")
         fig = KINDS[kind](res, spec)
+        if res.smoke:
+            fig.text(0.5, 0.005, "SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's "
+                     "results", ha="center", va="bottom", fontsize=8, color="red")
         out_dir.mkdir(parents=True, exist_ok=True)
         for ext in ("png", "pdf"):
             path = out_dir / f"{spec['name']}.{ext}"

@@ -1,13 +1,18 @@
 """Tables of mean ± std over seeds or folds, in Markdown, CSV and LaTeX.
 
-A table spec (``experiment.tables[i]``) lists ``cells``: ``{algorithm, metric}`` (a stored metric) or
-``{algorithm, curve, at}`` (a stored curve read at a number of trees). Optional per cell:
+A table spec (``experiment.tables[i]``) lists ``cells``: ``{algorithm, metric}`` (a stored metric, mean ± std over
+the runs), ``{algorithm, curve, at}`` (a stored curve read at a number of trees), or ``{algorithm, measure}`` (a
+statistic over the set of runs, :data:`forestlab.metrics.MEASURES`, e.g. ``instability``: one value per dataset).
+Optional per cell:
 
 - ``label``: the column header shown in the Markdown and LaTeX tables (the CSV keeps ``"<algorithm> <metric>"``);
 - ``vs: <algorithm>``: a paired two-sided t-test of this cell's metric against the same metric of that algorithm,
-  runs paired by (repetition, fold) (:mod:`forestlab.report.stats`); a significant difference at the table's
-  ``alpha`` (default 0.05) appends ``*`` to the cell, as pisetta2010's Table 1 does. The CSV gets the columns
+  runs paired by (repetition, fold) (:mod:`forestlab.stats`); a significant difference at the table's
+  ``alpha`` (default 0.05) appends ``*`` to the cell, as some studies mark their tables. The CSV gets the columns
   ``"<label> vs <algorithm> diff"`` and ``"... p"``; ``show_p: true`` also shows the p-value as a column.
+
+A cell whose algorithm chose its hyperparameters on the test set (selection ``test``, the thesis's own "keep the
+best test result") is labelled *optimistic* in the header and the table's note, always.
 """
 
 from __future__ import annotations
@@ -17,17 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from forestlab.report._collect import ExperimentResults, cell_label, load_results, summarise, tables_spec
-from forestlab.report.stats import paired_t_test, paired_values
+from forestlab.results import ExperimentResults, cell_label, summarise
+from forestlab.stats import paired_t_test, paired_values
 
 
 def fmt(mean: float, std: float, n: int, digits: int = 3) -> str:
     """'0.123 ± 0.010' (just the mean for one run, '—' for none)."""
     if n == 0 or math.isnan(mean):
         return "—"
-    if n == 1:
+    if n == 1 or math.isnan(std):  # one run, or a statistic over the runs (a measure)
         return f"{mean:.{digits}f}"
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
@@ -41,8 +45,13 @@ def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
         done = res.runs[res.runs["dataset"] == dataset]
         row["runs"] = f"{len(done)}/{len(planned)}"
         for cell in spec["cells"]:
-            mean, std, n = summarise(res.cell_values(cell, dataset))
             label = cell_label(cell)
+            if "measure" in cell:
+                value = measure_value(res, cell, dataset)
+                row[f"{label} mean"], row[f"{label} std"], row[f"{label} n"] = value, float("nan"), \
+                    len(res.run_keys(str(cell["algorithm"]), dataset))
+                continue
+            mean, std, n = summarise(res.cell_values(cell, dataset))
             row[f"{label} mean"], row[f"{label} std"], row[f"{label} n"] = mean, std, n
             if cell.get("vs") and "metric" in cell:
                 a, b = paired_values(res, str(cell["algorithm"]), str(cell["vs"]), str(cell["metric"]), dataset)
@@ -53,12 +62,29 @@ def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def measure_value(res: ExperimentResults, cell: dict[str, Any], dataset: str) -> float:
+    """A statistic over the set of runs of one cell (NaN with fewer than two runs)."""
+    from forestlab.metrics import get_measure
+
+    runs = res.run_arrays(str(cell["algorithm"]), dataset)
+    if len(runs) < 2:
+        return float("nan")
+    return float(get_measure(str(cell["measure"])).func(runs))
+
+
+def optimistic_algorithms(res: ExperimentResults) -> set[str]:
+    """Algorithms whose hyperparameters were chosen on the test set (the studies' optimistic selection)."""
+    return {str(a) for a in res.spec.get("optimistic_algorithms") or []}
+
+
 def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"dataset": table["dataset"]})
     alpha = float(spec.get("alpha", 0.05))
     for cell in spec["cells"]:
         label = cell_label(cell)
         header = str(cell.get("label", label))
+        if str(cell["algorithm"]) in optimistic_algorithms(res):
+            header += " (optimistic: chosen on the test set)"
         default = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
         digits = int(cell.get("digits", default))  # a cell may ask for its own precision (MinCq's mu: 4)
         out[header] = [fmt(m, s, int(n), digits) for m, s, n in
@@ -99,27 +125,34 @@ def to_latex(df: pd.DataFrame, caption: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_tables(cfg: DictConfig) -> list[Path]:
-    """Write every table of the experiment to results/tables/<experiment>/<name>.{md,csv,tex}."""
-    res = load_results(cfg)
-    out_dir = res.results_dir / "tables" / res.name
+def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
+    """Write every table of the experiment to ``out_dir/<name>.{md,csv,tex}``."""
     written: list[Path] = []
-    for spec in tables_spec(cfg):
+    for spec in res.tables():
         table = build_table(res, spec)
         display = _display(res, spec, table)
         out_dir.mkdir(parents=True, exist_ok=True)
         title = str(spec.get("title", spec["name"]))
         md = out_dir / f"{spec['name']}.md"
         note = "cells are mean ± std over seeds or folds"
+        if any("measure" in c for c in spec["cells"]):
+            note += "; a measure (e.g. instability) is one statistic over all the runs of its cell"
         if any(c.get("vs") for c in spec["cells"]):
             note += (f"; * = significant difference (paired two-sided t-test over the splits, "
                      f"alpha = {float(spec.get('alpha', 0.05)):g}) from the algorithm named in the cell's `vs`")
+        if any(str(c["algorithm"]) in optimistic_algorithms(res) for c in spec["cells"]):
+            note += ("; OPTIMISTIC cells chose their hyperparameters on the test set, as the study did: they "
+                     "overstate what the method would do on new data")
         if spec.get("note"):
             note += f". {spec['note']}"
-        md.write_text(f"# {title}\n\nExperiment `{res.name}`; {note}.\n\n" + to_markdown(display))
+        md.write_text(f"# {title}\n\nExperiment `{res.name}`{smoke_note(res)}; {note}.\n\n" + to_markdown(display))
         csv = out_dir / f"{spec['name']}.csv"
         table.to_csv(csv, index=False, float_format="%.6g")
         tex = out_dir / f"{spec['name']}.tex"
         tex.write_text(to_latex(display, title))
         written += [md, csv, tex]
     return written
+
+
+def smoke_note(res: ExperimentResults) -> str:
+    return (" (SMOKE RUNS: `debug=smoke`, shrunk to seconds; not the experiment's results)" if res.smoke else "")

@@ -1,0 +1,190 @@
+"""The one resolved, typed description of an experiment.
+
+:func:`resolve` turns a composed config into an :class:`Experiment`: the datasets and algorithms it names, each with
+its config (the composed one, with the user's overrides, for the selected option; its group file through Hydra for
+the others), the experiment-wide parameters and the ``limits`` applied, the protocol, seeds and metrics, and what
+the reports need (tables, figures, claims). Validation (:func:`forestlab.config.validate`), planning
+(:func:`forestlab.runner.plan`), the dry run and the reports all read this one object, built once per command.
+
+An experiment's *plan id* hashes everything in it that decides which runs it has (not the metrics, tables or
+figures): ``forestlab run`` records the plan under that id in the store, and the reports read the runs of the plan
+with the same id, so they never re-plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig
+
+# Dataset config keys that document but do not change the data.
+COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
+# Algorithm config keys that document but do not change the learner.
+COSMETIC_ALGORITHM_KEYS = ("description", "notes")
+
+
+def content_hash(value: Any, length: int = 32) -> str:
+    """SHA-256 of the canonical JSON of ``value`` (hex, ``length`` characters)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:length]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A dataset of the experiment: its name and its config (a plain dict)."""
+
+    name: str
+    cfg: dict[str, Any]
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What decides the data: the config without its documentation keys."""
+        return {k: v for k, v in self.cfg.items() if k not in COSMETIC_DATASET_KEYS}
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """An algorithm of the experiment: the learner's registry name, parameters (experiment-wide values and limits
+    applied), hyperparameter grid, model selection and seed tag."""
+
+    name: str
+    estimator: str
+    seed_tag: str
+    params: dict[str, Any]
+    grid: dict[str, list[Any]]
+    selection: dict[str, Any]
+    cfg: dict[str, Any]
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"estimator": self.estimator, "params": self.params, "seed_tag": self.seed_tag,
+                "grid": self.grid if self.selection.get("kind", "none") != "none" else {},
+                "selection": self.selection}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment, resolved: see the module docstring."""
+
+    name: str
+    study: str | None
+    description: str
+    datasets: tuple[DatasetSpec, ...]
+    algorithms: tuple[AlgorithmSpec, ...]
+    protocol: dict[str, Any]
+    seed: int
+    seeds: int
+    metrics: tuple[str, ...]
+    spec: dict[str, Any]  # the experiment section: tables, figures, claims, pairs, description ...
+    paths: dict[str, Any]
+    launcher: dict[str, Any]
+    limits: dict[str, Any] = field(default_factory=dict)
+    smoke: bool = False
+    cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
+
+    @property
+    def tables(self) -> list[dict[str, Any]]:
+        return [dict(t) for t in self.spec.get("tables") or []]
+
+    @property
+    def figures(self) -> list[dict[str, Any]]:
+        return [dict(f) for f in self.spec.get("figures") or []]
+
+    @property
+    def claims(self) -> list[str]:
+        return [str(c) for c in self.spec.get("claims") or []]
+
+    def plan_identity(self) -> dict[str, Any]:
+        """Everything that decides the experiment's runs (not its metrics, tables or figures)."""
+        return {"experiment": self.name,
+                "datasets": [d.identity for d in self.datasets],
+                "algorithms": [{"name": a.name, **a.identity} for a in self.algorithms],
+                "protocol": self.protocol, "seed": self.seed, "seeds": self.seeds}
+
+    @property
+    def plan_id(self) -> str:
+        return content_hash(self.plan_identity(), 24)
+
+    @property
+    def n_runs(self) -> int:
+        """How many runs the plan has (computed, not planned)."""
+        kind = self.protocol.get("kind")
+        folds = int(self.protocol.get("n_folds", 1)) if kind == "kfold" else 1
+        return len(self.datasets) * len(self.algorithms) * self.seeds * folds
+
+    def summary(self) -> dict[str, Any]:
+        """What the store keeps beside a plan (for status and provenance)."""
+        return {"experiment": self.name, "study": self.study, "datasets": [d.name for d in self.datasets],
+                "algorithms": [a.name for a in self.algorithms], "protocol": self.protocol.get("name"),
+                "seed": self.seed, "seeds": self.seeds, "smoke": self.smoke, "limits": self.limits,
+                "metrics": list(self.metrics)}
+
+
+def _plain(node: Any) -> Any:
+    from forestlab.config import to_container
+
+    return to_container(node)
+
+
+def _node(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
+    """The config of a dataset or algorithm named in the experiment: the composed group entry (with the user's
+    overrides) when it is the one selected, else its group file, composed through Hydra."""
+    from forestlab.config import load_group_option
+
+    selected = cfg.get(group)
+    if isinstance(selected, DictConfig) and selected.get("name") == name:
+        return _plain(selected)
+    return _plain(load_group_option(group, name))
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in (value or [])]
+
+
+def resolve(cfg: DictConfig) -> Experiment:
+    """The :class:`Experiment` of a composed config (call after the top-level checks of
+    :func:`forestlab.config.validate`, which also checks the resolved experiment)."""
+    from forestlab.selection import selection_spec
+
+    exp = cfg.experiment
+    limits = dict(_plain(cfg.get("limits")) or {})
+    dataset_names = _as_list(exp.get("datasets"))
+    if limits.get("max_datasets"):
+        dataset_names = dataset_names[: int(limits["max_datasets"])]
+    shared = dict(_plain(exp.get("params")) or {})
+    protocol = dict(_plain(cfg.protocol))
+    datasets = tuple(DatasetSpec(name, _node(cfg, "dataset", name)) for name in dataset_names)
+    algorithms = []
+    for name in _as_list(exp.get("algorithms")):
+        alg = _node(cfg, "algorithm", name)
+        params = dict(alg.get("params") or {})
+        # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
+        params.update({k: v for k, v in shared.items() if k in params})
+        if limits.get("max_estimators") and isinstance(params.get("n_estimators"), int):
+            params["n_estimators"] = min(int(params["n_estimators"]), int(limits["max_estimators"]))
+        grid = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in (alg.get("grid") or {}).items()}
+        # model selection: the algorithm's own, else the protocol's (forestlab.selection.selection_spec)
+        selection = selection_spec(alg["selection"] if alg.get("selection") is not None
+                                   else protocol.get("selection"))
+        algorithms.append(AlgorithmSpec(name=name, estimator=str(alg.get("estimator", name)),
+                                        seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
+                                        selection=selection, cfg=alg))
+    spec = dict(_plain(exp))
+    return Experiment(
+        name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
+        datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
+        seeds=int(cfg.seeds), metrics=tuple(_as_list(cfg.get("metrics"))), spec=spec,
+        paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
+        smoke=bool(cfg.get("smoke", False)))
+
+
+def protocol_for(experiment: Experiment, dataset: DatasetSpec) -> dict[str, Any]:
+    """The protocol as the runs of ``dataset`` use it (study split sizes looked up in the dataset's config)."""
+    from forestlab.protocols import resolve_sizes
+
+    return resolve_sizes(experiment.protocol, dataset.cfg)

@@ -1,0 +1,300 @@
+"""An experiment's results as the store holds them: which runs it planned, their values and their arrays.
+
+Reports (tables, figures, comparisons, claims, status) read results only through :class:`ExperimentResults`. It is
+built from the store (:func:`load_results`: the plan that ``forestlab run`` recorded for the experiment, the run
+records and their ``.npz`` arrays) or, in tests, from a hand-built frame (:meth:`ExperimentResults.from_frame`). It
+never plans runs, loads a dataset or composes another experiment's config: another experiment's results (a claim
+that combines several tables) come from the same store through :meth:`ExperimentResults.sibling`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from forestlab.errors import ConfigError
+
+__all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
+
+ID_COLUMNS = ["key", "dataset", "algorithm", "repetition", "fold"]
+
+
+@dataclass
+class ExperimentResults:
+    """The planned runs of one experiment and the values of those that are done.
+
+    Attributes
+    ----------
+    name, study : str, str or None
+        The experiment and its study key.
+    spec : dict
+        The experiment's section of the config (tables, figures, claims, description, ...).
+    planned : DataFrame
+        One row per planned run: key, dataset, algorithm, repetition, fold (plan order).
+    runs : DataFrame
+        One row per *done* planned run: the same columns, then one column per stored value (metrics, learner
+        values, chosen hyperparameters), NaN where a run did not measure it.
+    datasets_info : dict
+        Per dataset, what the runs recorded about its data (``n_features``, ``feature_names``, ...).
+    smoke : bool
+        Whether these are ``debug=smoke`` runs (shrunk: not the experiment's real results).
+    """
+
+    name: str
+    study: str | None
+    spec: dict[str, Any]
+    planned: pd.DataFrame
+    runs: pd.DataFrame
+    results_dir: Path | None = None
+    datasets_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    smoke: bool = False
+    seed: int = 0
+    seeds: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # done / failed / pending among the planned runs
+    last_finished: float | None = None
+    arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
+    sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
+    _arrays: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    # -- construction ----------------------------------------------------------------------------------------
+    @classmethod
+    def from_frame(cls, runs: pd.DataFrame, *, name: str = "test", study: str | None = None,
+                   arrays: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+                   siblings: Mapping[str, ExperimentResults] | None = None,
+                   spec: Mapping[str, Any] | None = None, **kwargs: Any) -> ExperimentResults:
+        """Results from a hand-built frame (tests, notebooks): ``runs`` has the columns dataset, algorithm,
+        repetition and one per value (``key`` and ``fold`` are filled in when missing); ``arrays`` maps a run key
+        to its arrays; ``siblings`` maps an experiment name to its results."""
+        runs = runs.copy().reset_index(drop=True)
+        if "fold" not in runs:
+            runs["fold"] = None
+        if "key" not in runs:
+            runs["key"] = [f"run{i}" for i in range(len(runs))]
+        other = [c for c in runs.columns if c not in ID_COLUMNS]
+        runs = runs[ID_COLUMNS + other]
+        stored = {k: dict(v) for k, v in (arrays or {}).items()}
+        sibs = dict(siblings or {})
+        return cls(name=name, study=study, spec=dict(spec or {}), planned=runs[ID_COLUMNS].copy(), runs=runs,
+                   arrays_loader=lambda key: stored.get(key, {}), sibling_loader=sibs.get, **kwargs)
+
+    # -- what was planned --------------------------------------------------------------------------------------
+    @cached_property
+    def datasets(self) -> list[str]:
+        return list(dict.fromkeys(self.planned["dataset"]))
+
+    @cached_property
+    def algorithms(self) -> list[str]:
+        return list(dict.fromkeys(self.planned["algorithm"]))
+
+    def tables(self) -> list[dict[str, Any]]:
+        return [dict(t) for t in self.spec.get("tables") or []]
+
+    def figures(self) -> list[dict[str, Any]]:
+        return [dict(f) for f in self.spec.get("figures") or []]
+
+    def claims(self) -> list[str]:
+        return [str(c) for c in self.spec.get("claims") or []]
+
+    # -- values ------------------------------------------------------------------------------------------------
+    def arrays(self, key: str) -> dict[str, np.ndarray]:
+        """The stored arrays of one run (empty when it stored none)."""
+        if key not in self._arrays:
+            self._arrays[key] = dict(self.arrays_loader(key)) if self.arrays_loader is not None else {}
+        return self._arrays[key]
+
+    def values(self, algorithm: str, metric: str, dataset: str | None = None) -> pd.DataFrame:
+        """Per-run values of a metric: columns dataset, repetition, fold, key, value (NaN where not measured)."""
+        df = self.runs[self.runs["algorithm"] == algorithm]
+        if dataset is not None:
+            df = df[df["dataset"] == dataset]
+        col = df[metric] if metric in df.columns else pd.Series(np.nan, index=df.index)
+        return pd.DataFrame({"dataset": df["dataset"], "repetition": df["repetition"], "fold": df["fold"],
+                             "key": df["key"], "value": pd.to_numeric(col, errors="coerce").astype(float)})
+
+    def run_keys(self, algorithm: str, dataset: str) -> list[str]:
+        """Keys of the done runs of one algorithm on one dataset, in plan order."""
+        df = self.runs
+        return df[(df["algorithm"] == algorithm) & (df["dataset"] == dataset)]["key"].tolist()
+
+    def run_arrays(self, algorithm: str, dataset: str) -> list[dict[str, np.ndarray]]:
+        """The stored arrays of every done run of one algorithm on one dataset (for measures across runs)."""
+        return [self.arrays(k) for k in self.run_keys(algorithm, dataset)]
+
+    def curve(self, algorithm: str, name: str, dataset: str) -> np.ndarray:
+        """Stacked curves of one dataset, shape (n_runs, n_points) (empty if none stored)."""
+        curves = [a[name] for a in self.run_arrays(algorithm, dataset) if name in a]
+        if not curves:
+            return np.empty((0, 0))
+        n = min(len(c) for c in curves)
+        return np.vstack([np.asarray(c[:n], dtype=float) for c in curves])
+
+    def cell_values(self, cell: Mapping[str, Any], dataset: str) -> np.ndarray:
+        """Per-run values of one table cell: a stored metric, or a curve read at a point (``curve`` + ``at``)."""
+        algorithm = str(cell["algorithm"])
+        if "metric" in cell:
+            return self.values(algorithm, str(cell["metric"]), dataset)["value"].to_numpy()
+        if "curve" in cell:
+            curves = self.curve(algorithm, str(cell["curve"]), dataset)
+            at = int(cell["at"])
+            if curves.size == 0 or curves.shape[1] < at:
+                return np.empty(0)
+            return curves[:, at - 1]
+        raise ConfigError(f"table cell {dict(cell)} needs a 'metric', a 'curve' with 'at', or a 'measure'")
+
+    def feature_names(self, dataset: str) -> list[str]:
+        """The dataset's feature names as its runs recorded them ([] if unknown)."""
+        return [str(n) for n in (self.datasets_info.get(dataset) or {}).get("feature_names") or []]
+
+    def n_features(self, dataset: str) -> int | None:
+        value = (self.datasets_info.get(dataset) or {}).get("n_features")
+        return None if value is None else int(value)
+
+    # -- other experiments, resampling -------------------------------------------------------------------------
+    def _rows_by_repetition(self) -> dict[int, np.ndarray]:
+        cached = self.__dict__.get("_rows_cache")
+        if cached is None:
+            cached = {int(k): np.asarray(v, dtype=np.intp)
+                      for k, v in self.runs.groupby("repetition", sort=False).indices.items()}
+            self.__dict__["_rows_cache"] = cached
+        return cached
+
+    def sibling(self, experiment: str) -> ExperimentResults | None:
+        """Another experiment's results from the same store, with the same seeds and smoke flag (None when it
+        has no done run); resampled like this one when this one is a resample."""
+        if experiment == self.name:
+            return self
+        if self.sibling_loader is None:
+            return None
+        other = self.sibling_loader(experiment)
+        if other is None or other.runs.empty:
+            return None
+        rep_map = getattr(self, "_rep_map", None)
+        return other._with_repetitions(rep_map) if rep_map is not None else other
+
+    def resample_repetitions(self, rng: np.random.Generator) -> ExperimentResults:
+        """A bootstrap resample of the repetitions (seeds), the same draw for every dataset and algorithm (runs stay
+        paired); used to tell a claim's verdict from the seed noise."""
+        reps = sorted(set(self.runs["repetition"]))  # the repetitions that have done runs
+        if not reps:
+            return self
+        draw = [reps[i] for i in rng.integers(0, len(reps), size=len(reps))]
+        return self._with_repetitions(draw)
+
+    def _with_repetitions(self, draw: Sequence[int]) -> ExperimentResults:
+        rows = self._rows_by_repetition()
+        taken = [rows.get(rep, np.empty(0, dtype=np.intp)) for rep in draw]
+        runs = self.runs.take(np.concatenate(taken)) if taken else self.runs.iloc[0:0]
+        runs = runs.reset_index(drop=True)
+        runs["repetition"] = np.repeat(np.arange(len(taken)), [len(t) for t in taken])
+        out = replace(self, runs=runs, _arrays=self._arrays)
+        for cached in ("datasets", "algorithms", "_rows_cache"):
+            out.__dict__.pop(cached, None)
+        out._rep_map = list(draw)  # type: ignore[attr-defined]
+        return out
+
+
+def cell_label(cell: Mapping[str, Any]) -> str:
+    """The CSV name of a table cell: '<algorithm> <metric>', '<algorithm> <curve>@<at>' or '<algorithm>
+    <measure>'."""
+    if "metric" in cell:
+        return f"{cell['algorithm']} {cell['metric']}"
+    if "measure" in cell:
+        return f"{cell['algorithm']} {cell['measure']}"
+    return f"{cell['algorithm']} {cell['curve']}@{cell['at']}"
+
+
+def summarise(values: np.ndarray) -> tuple[float, float, int]:
+    """Mean, sample standard deviation (0 for one value) and count of the finite values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return float("nan"), float("nan"), 0
+    std = float(v.std(ddof=1)) if v.size > 1 else 0.0
+    return float(v.mean()), std, int(v.size)
+
+
+def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
+    """One column per stored value: the chosen hyperparameters (numbers only), then the metrics (which win a
+    name clash)."""
+    rows = []
+    for sel, met in zip(records["selected"], records["metrics"], strict=True):
+        numbers = {k: float(v) for k, v in (sel or {}).items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        rows.append({**numbers, **(met or {})})
+    return pd.DataFrame(rows, index=records.index)
+
+
+def _report_spec(experiment: Any) -> dict[str, Any]:
+    """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
+    them optimistic)."""
+    spec = dict(experiment.spec)
+    spec["optimistic_algorithms"] = [a.name for a in getattr(experiment, "algorithms", ())
+                                     if a.selection.get("kind") == "test"]
+    return spec
+
+
+def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[str] = ()) -> ExperimentResults:
+    """The results of ``experiment`` (a :class:`forestlab.experiment.Experiment`) from the store in
+    ``results_dir``, read only.
+
+    The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment (its plan
+    id); metrics named in ``metrics`` that a done run has not stored yet are computed from its stored outputs, in
+    memory (``forestlab run`` stores them).
+    """
+    from forestlab.evaluation import missing_metrics, outputs_metrics
+    from forestlab.store import Store
+
+    results_dir = Path(results_dir)
+    with Store(results_dir, readonly=True) as store:
+        plan = store.plan(experiment.plan_id)
+        planned = plan["runs"] if plan else pd.DataFrame(columns=ID_COLUMNS)
+        records = store.records(planned["key"].tolist())
+        info = store.datasets_info(planned["dataset"].unique().tolist())
+    statuses = dict(zip(records["key"], records["status"], strict=True))
+    counts = {"planned": len(planned), "done": sum(v == "done" for v in statuses.values()),
+              "failed": sum(v == "failed" for v in statuses.values())}
+    counts["pending"] = counts["planned"] - counts["done"] - counts["failed"]
+    done = records[records["status"] == "done"].set_index("key")
+    # plan order, done runs only
+    order = [k for k in planned["key"] if k in done.index]
+    done = done.loc[order].reset_index()
+    arrays_dir = results_dir / "arrays"
+
+    def load(key: str) -> dict[str, np.ndarray]:
+        return Store.read_arrays(arrays_dir, key)
+
+    if metrics and len(done):
+        for i, row in done.iterrows():
+            names = missing_metrics(metrics, row["metrics"] or {}, row["arrays"] or [])
+            if names:
+                new = outputs_metrics(names, load(row["key"]))
+                done.at[i, "metrics"] = {**(row["metrics"] or {}), **new}
+    values = _value_frame(done) if len(done) else pd.DataFrame(index=done.index)
+    runs = pd.concat([planned.set_index("key").loc[order].reset_index()[ID_COLUMNS], values.reset_index(drop=True)],
+                     axis=1) if len(done) else pd.DataFrame(columns=ID_COLUMNS)
+    res = ExperimentResults(
+        name=experiment.name, study=experiment.study, spec=_report_spec(experiment), planned=planned[ID_COLUMNS],
+        runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
+        seed=experiment.seed, seeds=experiment.seeds, counts=counts,
+        last_finished=float(records["finished_at"].max()) if len(records) else None,
+        arrays_loader=load)
+
+    def sibling(name: str) -> ExperimentResults | None:
+        with Store(results_dir, readonly=True) as store:
+            plan_id = store.latest_plan(name, seed=experiment.seed, seeds=experiment.seeds, smoke=experiment.smoke,
+                                        limits=experiment.limits)
+        if plan_id is None:
+            return None
+        stub = type("StoredPlan", (), {"plan_id": plan_id, "name": name, "study": experiment.study, "spec": {},
+                                       "smoke": experiment.smoke, "seed": experiment.seed,
+                                       "seeds": experiment.seeds, "limits": experiment.limits})()
+        return load_results(stub, results_dir, metrics=metrics)
+
+    res.sibling_loader = sibling
+    return res
