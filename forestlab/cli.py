@@ -2,8 +2,9 @@
 
 Exit status: 0 when everything asked for is done; 1 when a run failed (after every other run is stored); 2 for an
 error in the input or the environment (unknown name, bad override, missing or corrupt file, a store that cannot be
-written); 75 when another run holds the store and ``--no-wait`` was given; 130 when interrupted (what finished is
-stored). Every error is one line on stderr starting with ``forestlab: error:``, usage errors included.
+written); 75 when another run holds the store and ``--no-wait`` was given; 130 when interrupted (Ctrl-C) and 143 when
+terminated (SIGTERM), what finished being stored either way. Every error is one line on stderr starting with
+``forestlab: error:``, usage errors included.
 
 ``forestlab run`` also logs to a rotating file, ``paths.log_file`` (default ``results/logs/forestlab.log``) or
 ``--log-file PATH``: docs/operations.md.
@@ -18,7 +19,7 @@ import logging.handlers
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -68,6 +69,15 @@ EXIT_FAILED_RUNS = 1
 EXIT_USAGE = 2
 EXIT_BUSY = 75
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM: what `timeout`, cron daemons and cluster schedulers send
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the fan-out stops, workers are stopped, finished runs are kept."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 log = logging.getLogger("forestlab")
 # Lines that go to the log file only (the command line, and what is also echoed to the terminal).
@@ -164,6 +174,9 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except ForestlabError as exc:
             _err(str(exc))
             raise typer.Exit(EXIT_USAGE) from None
+        except Terminated:
+            _err("terminated (SIGTERM)")
+            raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             _err("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -278,6 +291,8 @@ def run(
     wait: Annotated[bool, typer.Option("--wait/--no-wait",
                                        help="When another run holds the store: wait for it, or exit 75.")] = True,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and exit.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Run a plan beyond limits.max_runs or limits.max_trees.")
+                   ] = False,
     log_file: Annotated[str | None, typer.Option(
         "--log-file", metavar="PATH", show_default=False,
         help="Also log to this file, rotated (default: paths.log_file, results/logs/forestlab.log; '' for none)."
@@ -290,6 +305,8 @@ def run(
 
     _setup_logging(quiet)
     exp = _experiment(overrides)
+    if not dry_run and not yes:
+        _check_size(exp)
     specs = plan(exp)
     results_dir = resolve_path(exp.paths["results_dir"])
     if dry_run:
@@ -305,6 +322,9 @@ def run(
     log_path = _add_log_file(paths.get("log_file") if log_file is None else log_file,
                              paths.get("log_max_bytes", 5_000_000), paths.get("log_backup_count", 5))
     file_log.info("forestlab run %s (pid %d, in %s)", " ".join(overrides or []), os.getpid(), os.getcwd())
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     lock = RunLock(results_dir)
     lock.acquire(wait=wait, on_wait=lambda holder: log.warning(
         f"another forestlab run{holder} is using {results_dir}; waiting for it to finish"))
@@ -323,9 +343,10 @@ def run(
          f"({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
-        _err(f"interrupted: the {summary.done + summary.failed} runs that finished are stored; "
+        how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
+        _err(f"{how}: the {summary.done + summary.failed} runs that finished are stored; "
              f"to resume, run the same command again: forestlab run {' '.join(overrides or [])}".rstrip())
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(EXIT_TERMINATED if summary.terminated else EXIT_INTERRUPTED)
     if summary.skipped:
         raise typer.Exit(EXIT_USAGE)
     if summary.failed:
@@ -345,12 +366,45 @@ def _split_args(experiment: str | None, overrides: Sequence[str] | None) -> tupl
     return experiment, list(overrides or [])
 
 
-def _experiments_for(experiment: str | None) -> list[str]:
+def _experiments_for(experiment: str | None, overrides: Sequence[str] | None = None) -> list[str]:
+    """The experiments a report command covers: the one named; the single run when the overrides choose a dataset
+    or an algorithm (as `forestlab run dataset=... algorithm=...` does); else every registered one."""
     from forestlab.config import list_options
 
     if experiment and "=" not in experiment:
         return [experiment]
+    chosen = {o.split("=", 1)[0].lstrip("+") for o in overrides or [] if "=" in o}
+    if "experiment" in chosen:
+        return [next(o.split("=", 1)[1] for o in overrides or [] if o.lstrip("+").startswith("experiment="))]
+    if chosen & {"dataset", "algorithm"}:
+        return ["single"]
     return list_options("experiments")
+
+
+def _stored_results(experiment: str | None, overrides: Sequence[str] | None) -> Iterator[tuple[Any, Any]]:
+    """(experiment, its stored results) for the named experiment, or for every registered one that has runs."""
+    from forestlab.report import experiment_results
+
+    _setup_logging()
+    experiment, overrides = _split_args(experiment, overrides)
+    for name in _experiments_for(experiment, overrides):
+        exp = _experiment(overrides, name)
+        res = experiment_results(exp)
+        if _has_runs(res, experiment is not None):
+            yield exp, res
+
+
+def _output(exp: Any, kind: str) -> Path:
+    """Where a report's files go: ``paths.reports_dir`` (results/ by default); an unwritable one is an error that
+    says how to write elsewhere."""
+    from forestlab.errors import StoreError
+    from forestlab.report import output_dir
+
+    folder = output_dir(exp, kind)
+    if _writable(folder, warn=False) is None:
+        raise StoreError(f"cannot write to {folder}: the results folder is read-only here; reports still read it: "
+                         "set paths.reports_dir=DIR to write the files elsewhere")
+    return folder
 
 
 @app.command()
@@ -358,16 +412,10 @@ def _experiments_for(experiment: str | None) -> list[str]:
 def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
            overrides: Overrides = None) -> None:
     """Write the tables of an experiment (Markdown, CSV, LaTeX) under results/tables/ from the stored runs."""
-    from forestlab.report import experiment_results, output_dir, render_tables
+    from forestlab.report import render_tables
 
-    _setup_logging()
-    experiment, overrides = _split_args(experiment, overrides)
-    for name in _experiments_for(experiment):
-        exp = _experiment(overrides, name)
-        res = experiment_results(exp)
-        if not _has_runs(res, experiment is not None):
-            continue
-        for path in render_tables(res, output_dir(exp, "tables")):
+    for exp, res in _stored_results(experiment, overrides):
+        for path in render_tables(res, _output(exp, "tables")):
             typer.echo(str(path))
 
 
@@ -376,16 +424,10 @@ def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
 def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
             overrides: Overrides = None) -> None:
     """Draw the figures of an experiment (PNG and PDF) under results/figures/ from the stored runs."""
-    from forestlab.report import experiment_results, output_dir, render_figures
+    from forestlab.report import render_figures
 
-    _setup_logging()
-    experiment, overrides = _split_args(experiment, overrides)
-    for name in _experiments_for(experiment):
-        exp = _experiment(overrides, name)
-        res = experiment_results(exp)
-        if not _has_runs(res, experiment is not None):
-            continue
-        for path in render_figures(res, output_dir(exp, "figures")):
+    for exp, res in _stored_results(experiment, overrides):
+        for path in render_figures(res, _output(exp, "figures")):
             typer.echo(str(path))
 
 
@@ -393,16 +435,11 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
 @handle_errors
 def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all with a study).")] = None,
             overrides: Overrides = None) -> None:
-    """Print published and reproduced numbers side by side, their differences, and which claims hold."""
-    from forestlab.report import compare_experiment, experiment_results, output_dir
+    """Print published and reproduced numbers side by side, their differences, and which claims hold (also
+    written beside the tables, when the results folder can be written)."""
+    from forestlab.report import compare_experiment, output_dir
 
-    _setup_logging()
-    experiment, overrides = _split_args(experiment, overrides)
-    for name in _experiments_for(experiment):
-        exp = _experiment(overrides, name)
-        res = experiment_results(exp)
-        if not _has_runs(res, experiment is not None):
-            continue
+    for exp, res in _stored_results(experiment, overrides):
         text = compare_experiment(res, _writable(output_dir(exp, "tables")))
         if text:
             typer.echo(text)
@@ -414,18 +451,44 @@ def vars_of(spec: Any) -> dict[str, Any]:
             "fold": spec.fold}
 
 
+def _check_size(exp: Any) -> None:
+    """Refuse, without --yes, a plan beyond the configured sanity bounds (a typo like seeds=10000 or
+    n_estimators=100000 would otherwise fill the disk or the memory for hours)."""
+    from forestlab.errors import ConfigError
+
+    max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
+    if max_runs is not None and exp.n_runs > int(max_runs):
+        raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
+                          "pass --yes to run it anyway (or set limits.max_runs)")
+    for alg in exp.algorithms:
+        trees = alg.params.get("n_estimators")
+        if max_trees is not None and isinstance(trees, int) and trees > int(max_trees):
+            raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
+                              f"limits.max_trees={max_trees}: pass --yes to run it anyway (or set limits.max_trees)")
+
+
 def _has_runs(res: Any, named: bool) -> bool:
     """Whether an experiment has a recorded plan to report on; says so when it was named and has none."""
     if res.counts.get("planned"):
         return True
     if named:
-        smoke = " with debug=smoke" if res.smoke else ""
-        _say(f"forestlab: no runs stored for this configuration of {res.name}{smoke}: run `forestlab run "
-             f"experiment={res.name}` first", err=True)
+        from forestlab.store import Store
+
+        with Store(res.results_dir, readonly=True) as store:
+            plans = store.plans(res.name)
+        smoke_only = not res.smoke and len(plans) and bool(plans["smoke"].all())
+        if smoke_only:
+            _say(f"forestlab: only smoke runs (debug=smoke) are stored for {res.name}: they check that the "
+                 f"experiment runs, not its results; add debug=smoke to see them, or run `forestlab run "
+                 f"experiment={res.name}` for the real ones", err=True)
+        else:
+            smoke = " with debug=smoke" if res.smoke else ""
+            _say(f"forestlab: no runs stored for this configuration of {res.name}{smoke}: run `forestlab run "
+                 f"experiment={res.name}{smoke.replace(' with', '')}` first", err=True)
     return False
 
 
-def _writable(folder: Path) -> Path | None:
+def _writable(folder: Path, warn: bool = True) -> Path | None:
     """``folder`` if it can be created and written, else None (a report on a read-only results folder prints
     without writing; set paths.reports_dir to write elsewhere)."""
     try:
@@ -435,8 +498,9 @@ def _writable(folder: Path) -> Path | None:
         probe.unlink()
         return folder
     except OSError:
-        _say(f"forestlab: warning: cannot write to {folder}; printing only (set paths.reports_dir=DIR to write "
-             "the files elsewhere)", err=True)
+        if warn:
+            _say(f"forestlab: warning: cannot write to {folder}; printing only (set paths.reports_dir=DIR to "
+                 "write the files elsewhere)", err=True)
         return None
 
 
@@ -460,12 +524,14 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     rows: list[tuple[str, ...]] = []
     listed: set[str] = set()
     results_dir: Path | None = None
-    for name in _experiments_for(experiment):
+    for name in _experiments_for(experiment, overrides):
         exp = _experiment(overrides, name)
         results_dir = resolve_path(exp.paths["results_dir"])
         listed.add(exp.name)
         with Store(results_dir, readonly=True) as store:
-            rows.extend(_status_rows(store, exp.name, exp, failed))
+            # `status single` without the run's own overrides: the single runs as last recorded
+            current = None if exp.name == "single" and not overrides else exp
+            rows.extend(_status_rows(store, exp.name, current, failed))
     if experiment is None and results_dir is not None:
         with Store(results_dir, readonly=True) as store:
             for name in store.experiments():

@@ -13,7 +13,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -304,6 +304,7 @@ def load_experiment(overrides: Sequence[str] = ()) -> Experiment:
     the composed config)."""
     overrides = [str(o) for o in overrides]
     check_group_lists(overrides)
+    check_chosen_dataset_file(overrides)
     cfg = _compose_unchecked(overrides)
     experiment = validate(cfg)
     check_overrides(cfg, experiment, overrides)
@@ -458,7 +459,7 @@ def _validate(cfg: DictConfig) -> Experiment:
 
     check_protocol(to_container(cfg.protocol))
     limits = cfg.get("limits") or {}
-    for key in ("max_datasets", "max_estimators"):
+    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees"):
         if limits.get(key) is not None:
             _require_int(limits.get(key), f"limits.{key}", 1)
     from forestlab.metrics import METRICS
@@ -473,7 +474,12 @@ def _validate(cfg: DictConfig) -> Experiment:
     experiment = resolve(cfg)
     check_keys(cfg, experiment)
     check_tasks(experiment)
+    from forestlab.datasets._load import check_name_matches_file
+
     for ds in experiment.datasets:
+        path = conf_dir() / "dataset" / f"{ds.name}.yaml"
+        if path.is_file():  # a config whose name: is not its file's name would run under another dataset's key
+            check_name_matches_file(ds.cfg, path)
         _check_dataset(ds.name, ds.cfg, experiment.protocol)
     for alg in experiment.algorithms:
         _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
@@ -588,24 +594,6 @@ def _check_param(alg: str, cls: type, where: str, key: str, value: Any) -> None:
         raise ConfigError(f"algorithm '{alg}': {where} {detail}") from None
 
 
-def _check_size(value: Any, name: str, allow_none: bool) -> None:
-    if value is None:
-        if allow_none:
-            return
-        raise ConfigError(f"{name} must be set (an integer number of points or a fraction in (0, 1))")
-    if isinstance(value, bool):
-        raise ConfigError(f"{name} must be an integer or a fraction, got {value!r}")
-    if isinstance(value, int):
-        if value < 1:
-            raise ConfigError(f"{name} must be >= 1, got {value}")
-        return
-    if isinstance(value, float):
-        if not 0.0 < value < 1.0:
-            raise ConfigError(f"{name} as a fraction must be in (0, 1), got {value}")
-        return
-    raise ConfigError(f"{name} must be an integer or a fraction, got {value!r}")
-
-
 def to_container(node: Any) -> Any:
     """A plain Python value (dict/list/scalar) for a config node."""
     if isinstance(node, (DictConfig, ListConfig)):
@@ -632,10 +620,6 @@ def describe(kind: str, name: str) -> str:
         exp = node.get("experiment") or {}
         return str(exp.get("description", ""))
     return str(node.get("description", "") or "")
-
-
-def iter_experiments() -> Iterable[str]:
-    return list_options("experiments")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -742,6 +726,10 @@ def check_overrides(cfg: DictConfig, experiment: Experiment, overrides: Sequence
     picks which of the experiment's datasets or algorithms ``dataset.*`` / ``algorithm.*`` overrides change. A
     choice the experiment does not list would change nothing, and is refused."""
     chosen = {o.split("=", 1)[0].lstrip("+"): o.split("=", 1)[1] for o in overrides if "=" in o}
+    if "dataset" in chosen and cfg.dataset.get("name") != chosen["dataset"]:
+        from forestlab.datasets._load import check_name_matches_file
+
+        check_name_matches_file(to_container(cfg.dataset), conf_dir() / "dataset" / f"{chosen['dataset']}.yaml")
     if experiment.name == "single":
         return
     for group, names in (("dataset", [d.name for d in experiment.datasets]),
@@ -785,3 +773,17 @@ def check_tasks(experiment: Experiment) -> None:
             what = f"a {entry.task.replace('_', ' ')}" if entry.task != "classifier" else "binary only"
             raise ConfigError(f"algorithm '{alg.name}' is {what}, but dataset '{multiclass[0]}' is multiclass: "
                               f"remove one of them from the experiment")
+
+
+def check_chosen_dataset_file(overrides: Sequence[str]) -> None:
+    """``dataset=NAME``: an empty ``conf/dataset/NAME.yaml``, or one whose ``name:`` is not NAME, is refused naming
+    the file (before Hydra would fail on it with a message about interpolations)."""
+    from forestlab.datasets._load import check_name_matches_file
+
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        if sep and key.lstrip("+") == "dataset" and _SAFE_NAME.match(value.strip()):
+            path = conf_dir() / "dataset" / f"{value.strip()}.yaml"
+            if path.is_file():
+                stat = path.stat()
+                check_name_matches_file(_load_yaml(str(path), stat.st_mtime_ns, stat.st_size), path)

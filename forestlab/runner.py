@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from forestlab import __version__
-from forestlab.errors import ConfigError, ForestlabError, one_line
+from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
 from forestlab.experiment import Experiment, content_hash, protocol_for
 from forestlab.learners._cache import FitCache
 from forestlab.protocols import derive_seed, make_split, n_folds
@@ -175,6 +175,11 @@ def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_stat
 
     learner = payload["learner"]
     arrays: dict[str, np.ndarray] = {}
+    classes = np.unique(data.y_train)
+    if len(classes) < 2:  # nothing to learn (or, for a test, one sample empty): a failed run with its reason
+        raise DatasetError(f"the training part of this split ({len(data.y_train)} points) holds only class "
+                           f"{classes.tolist()}: nothing to learn from; use a larger training part or a stratified "
+                           "protocol (protocol.stratify=true)")
     if entry.task == "two_sample_test":
         est = entry.cls(**learner["params"], random_state=random_state)
         positive = data.y_train == 1
@@ -271,6 +276,7 @@ class Summary:
     backfilled: int = 0
     transient: int = 0  # failed runs whose cause a rerun may not meet again (a killed worker, lack of memory)
     interrupted: bool = False
+    terminated: bool = False  # the interrupt was SIGTERM
     elapsed: float = 0.0
     errors: list[str] = field(default_factory=list)
 
@@ -392,8 +398,9 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
                         _run_jobs([group], config, store_records)
                     except deaths as exc_again:
                         store_records([_died_record(s, exc_again) for s in group if s.key not in stored])
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             summary.interrupted = True
+            summary.terminated = type(exc).__name__ == "Terminated"  # SIGTERM (forestlab.cli.Terminated)
         except _BackendError as exc:
             where = f" (scheduler {scheduler})" if scheduler else ""
             raise ForestlabError(f"the {backend} backend failed{where}: {one_line(exc.__cause__, with_type=True)}; "
@@ -446,14 +453,31 @@ def _joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
     """joblib's ``parallel_config`` for a launcher. Loky workers ignore SIGINT: Ctrl-C reaches the whole process
     group, and only this process should act on it (it stops the fan-out, which terminates the workers); a worker
     interrupted mid-task would print its own traceback."""
-    import signal
 
     if backend == "loky" and n_jobs == 1:
         return {"backend": "sequential", "n_jobs": 1}
     if backend == "loky":
-        return {"backend": "loky", "n_jobs": n_jobs, "initializer": signal.signal,
-                "initargs": (signal.SIGINT, signal.SIG_IGN)}
+        return {"backend": "loky", "n_jobs": n_jobs, "initializer": _init_worker, "initargs": (os.getpid(),)}
     return {"backend": backend, "n_jobs": n_jobs}
+
+
+def _init_worker(parent_pid: int, interval: float = 1.0) -> None:
+    """A loky worker's start: ignore SIGINT (see :func:`_joblib_config`), and watch the process that started it. A
+    forestlab run killed with no chance to clean up (SIGKILL of that process alone, the out-of-memory killer)
+    cannot stop its workers, which would idle on; each notices within ``interval`` seconds that its parent is
+    gone (it is then adopted by another process) and exits."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent_pid:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="forestlab-parent-watch", daemon=True).start()
 
 
 class _BackendError(Exception):

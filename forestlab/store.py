@@ -161,6 +161,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
+            if self.readonly and _primary_code(exc) == _SQLITE_CANTOPEN and not os.access(self.results_dir, os.W_OK):
+                return self._connect_immutable()
             raise _sqlite_error(exc, self.path, opening=True) from None
         except StoreError:
             if conn is not None:
@@ -169,6 +171,23 @@ class Store:
         if row is not None and int(row[0]) == 1 and self.readonly:
             self._legacy = True  # a version-1 store read only: it has runs but no recorded plans
         elif row is None or int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
+                             f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
+        return conn
+
+    def _connect_immutable(self) -> sqlite3.Connection:
+        """Read a store in a folder this process cannot write to. SQLite reads a WAL-mode database through a
+        shared-memory file beside it, which it cannot create there; nobody can write the folder either, so the file
+        is read as immutable."""
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, isolation_level=None)
+            row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(exc, self.path, opening=True) from None
+        if row is not None and int(row[0]) == 1:
+            self._legacy = True
+        elif row is None or int(row[0]) != SCHEMA_VERSION:
+            conn.close()
             raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
                              f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
         return conn

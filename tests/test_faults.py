@@ -88,6 +88,85 @@ def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdi
     _assert_complete(results, 24, before)
 
 
+def _descendants(pid: int) -> list[int]:
+    import psutil
+
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _alive(pids: list[int]) -> list[int]:
+    import psutil
+
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_run_like_ctrl_c_and_stops_the_workers(workdir):
+    """SIGTERM (what timeout, cron daemons and cluster schedulers send) to the forestlab process alone: exit 143,
+    one line, finished runs kept, no worker process left, and a rerun completes the rest."""
+    overrides = ["dataset=ringnorm", "seeds=24", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
+                 "protocol.test_size=1000", "launcher.n_jobs=2"]
+    results = workdir / "results"
+    db = results / "runs.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while count_done(db) < 3 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert proc.poll() is None, "the run ended before it could be terminated"
+    workers = _descendants(proc.pid)
+    proc.send_signal(signal.SIGTERM)  # the process alone, not its group
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    errors = _error_lines(stderr)
+    assert len(errors) == 1 and errors[0].startswith("forestlab: error: terminated (SIGTERM): the "), stderr
+    deadline = time.time() + 15
+    while _alive(workers) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not _alive(workers), "worker processes outlived the terminated run"
+    before = _state(results)
+    assert before["integrity"] == "ok" and 3 <= before["done"] < 24
+    rerun = run_cli("run", *overrides, "--quiet")
+    assert rerun.returncode == 0, rerun.stderr
+    _assert_complete(results, 24, before)
+
+
+@pytest.mark.slow
+def test_workers_exit_when_the_run_is_killed_outright(workdir):
+    """SIGKILL of the forestlab process alone (the out-of-memory killer's way): it cannot stop its workers, which
+    notice their parent is gone and exit within seconds instead of idling on."""
+    overrides = ["dataset=ringnorm", "seeds=40", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
+                 "protocol.test_size=1000", "launcher.n_jobs=2"]
+    db = workdir / "results" / "runs.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while count_done(db) < 2 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    workers = _descendants(proc.pid)
+    assert proc.poll() is None and workers
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.time() + 20
+    while _alive(workers) and time.time() < deadline:
+        time.sleep(0.2)
+    left = _alive(workers)
+    for pid in left:  # do not leave them behind if the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{len(left)} worker processes idled on after their run was killed"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 CRASH_LEARNER = '''
 """A test-only learner that kills its own process (os._exit) when FORESTLAB_TEST_CRASH=1."""
@@ -213,6 +292,38 @@ def test_unwritable_results_folder_is_a_clear_error_and_loses_nothing(workdir):
     assert rerun.returncode == 0, rerun.stderr
     assert "2 already done" in rerun.stderr
     _assert_complete(results, 3, before)
+
+
+def test_reports_read_a_results_folder_they_cannot_write_to(workdir, tmp_path):
+    """tables, figures, compare and status read the store of a read-only results folder; their files go to
+    paths.reports_dir, and without it tables says so in one line."""
+    results = workdir / "results"
+    first = run_cli("run", *TINY, "seeds=2", "--quiet")
+    assert first.returncode == 0, first.stderr
+    elsewhere = tmp_path / "reports"
+    outputs = {}
+    for args in (["status", *TINY, "seeds=2"], ["tables", *TINY, "seeds=2", f"paths.reports_dir={elsewhere}"],
+                 ["figures", *TINY, "seeds=2", f"paths.reports_dir={elsewhere}"],
+                 ["compare", *TINY, "seeds=2"], ["tables", *TINY, "seeds=2"]):
+        cmd = _readonly_command(results, args)
+        if cmd is None:
+            pytest.skip("running as root and no read-only bind mount available (unshare --mount)")
+        if os.geteuid() != 0:
+            for p in [results, *results.rglob("*")]:
+                p.chmod(p.stat().st_mode & ~0o222)
+        try:
+            outputs[args[0] + str(len(args))] = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO,
+                                                               env=os.environ.copy(), timeout=300)
+        finally:
+            for p in [results, *results.rglob("*")]:
+                p.chmod(p.stat().st_mode | 0o200)
+    status, tables, figures, compare, refused = outputs.values()
+    assert status.returncode == 0 and " 2 " in status.stdout, status.stderr
+    assert tables.returncode == 0 and list((elsewhere / "tables").rglob("*.md")), tables.stderr
+    assert figures.returncode == 0, figures.stderr
+    assert compare.returncode == 0, compare.stderr
+    assert refused.returncode == 2 and "paths.reports_dir" in refused.stderr, refused.stderr
+    assert len(_error_lines(refused.stderr)) == 1 and "Traceback" not in refused.stderr
 
 
 # ---------------------------------------------------------------------------------------------------------------

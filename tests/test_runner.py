@@ -127,3 +127,13 @@ def test_plan_keys_are_the_hash_of_each_identity():
                                                                                "algorithm=rf", "protocol=kfold"]):
         specs = plan(compose(overrides))
         assert specs and all(s.key == run_key(s.identity) for s in specs)
+
+
+def test_a_one_class_training_part_is_a_failed_run_with_its_reason():
+    """Two training points of ringnorm, both positive with seed 0: stored as failed, never 'done' with meaningless
+    numbers."""
+    specs = plan(compose(["dataset=ringnorm", "algorithm=rf", "protocol.train_size=2", "seed=0",
+                          "algorithm.params.n_estimators=3"]))
+    record = execute_spec(specs[0].payload)
+    assert record["status"] == "failed"
+    assert record["error"].startswith("DatasetError: the training part of this split (2 points) holds only class")
