@@ -71,3 +71,17 @@ def test_unpaired_runs_are_left_out():
     table, _ = pair_table(res, "sorf", "rf")
     assert table.loc[0, "n"] == 2
     assert table.loc[0, "mean_a"] == pytest.approx(0.15)
+
+
+def test_best_marks_follow_the_metric_direction(tmp_path):
+    from forestlab.report.tables import render_tables
+
+    spec = {"name": "t", "mark_best": "test_auc",
+            "cells": [{"algorithm": "sorf", "metric": "test_auc"}, {"algorithm": "rf", "metric": "test_auc"}]}
+    res = ExperimentResults.from_frame(_results(RISKS, "test_auc").runs, spec={"tables": [spec]})
+    md = render_tables(res, tmp_path)[0].read_text()
+    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| d")}
+    assert "▸0.210" in rows["d1"] and "▸0.110" not in rows["d1"]  # higher AUC is better
+    assert "▸0.300" in rows["d2"]  # a tie after rounding: both marked
+    assert rows["d2"].count("▸") == 2
+    assert "higher is better" in md

@@ -11,6 +11,9 @@ Optional per cell:
   ``alpha`` (default 0.05) appends ``*`` to the cell, as some studies mark their tables. The CSV gets the columns
   ``"<label> vs <algorithm> diff"`` and ``"... p"``; ``show_p: true`` also shows the p-value as a column.
 
+A table spec may also say ``mark_best: <metric>`` (or a list): in each row, the best of the cells of that metric
+is marked '▸', lower or higher being better as the metric says.
+
 A cell whose algorithm chose its hyperparameters on the test set (selection ``test``, the thesis's own "keep the
 best test result") is labelled *optimistic* in the header and the table's note, always.
 """
@@ -80,11 +83,13 @@ def optimistic_algorithms(res: ExperimentResults) -> set[str]:
 def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"dataset": table["dataset"]})
     alpha = float(spec.get("alpha", 0.05))
+    headers: dict[str, str] = {}
     for cell in spec["cells"]:
         label = cell_label(cell)
         header = str(cell.get("label", label))
         if str(cell["algorithm"]) in optimistic_algorithms(res):
             header += " (optimistic: chosen on the test set)"
+        headers[label] = header
         default = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
         digits = int(cell.get("digits", default))  # a cell may ask for its own precision (MinCq's mu: 4)
         out[header] = [fmt(m, s, int(n), digits) for m, s, n in
@@ -95,8 +100,32 @@ def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) 
             out[header] = [v + m for v, m in zip(out[header], marks, strict=True)]
             if cell.get("show_p"):
                 out[f"p ({header} vs {cell['vs']})"] = ["—" if p != p else f"{p:.3g}" for p in table[p_col]]
+    for metric in _as_list(spec.get("mark_best")):
+        _mark_best(spec, table, out, metric, headers)
     out["runs"] = table["runs"]
     return out
+
+
+def _as_list(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else [str(v) for v in value or []]
+
+
+def _mark_best(spec: dict[str, Any], table: pd.DataFrame, out: pd.DataFrame, metric: str,
+               headers: dict[str, str]) -> None:
+    """``mark_best: <metric>``: in each row, the best mean among the cells of that metric (rounded as shown) gets
+    a leading '▸', in the metric's direction (lower risk, higher AUC); ties are all marked."""
+    from forestlab.stats import higher_is_better
+
+    up = higher_is_better(metric)
+    cells = [c for c in spec["cells"] if str(c.get("metric")) == metric]
+    if len(cells) < 2:
+        return
+    digits = int(spec.get("digits", 3))
+    means = pd.DataFrame({headers[cell_label(c)]: table[f"{cell_label(c)} mean"].round(digits) for c in cells})
+    best = means.max(axis=1) if up else means.min(axis=1)
+    for h in means.columns:
+        hit = (means[h] == best) & means[h].notna()
+        out[h] = ["▸" + v if flag else v for v, flag in zip(out[h], hit, strict=True)]
 
 
 def to_markdown(df: pd.DataFrame) -> str:
@@ -140,6 +169,10 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
         if any(c.get("vs") for c in spec["cells"]):
             note += (f"; * = significant difference (paired two-sided t-test over the splits, "
                      f"alpha = {float(spec.get('alpha', 0.05)):g}) from the algorithm named in the cell's `vs`")
+        for metric in _as_list(spec.get("mark_best")):
+            from forestlab.stats import higher_is_better
+
+            note += f"; ▸ = best {metric} of the row ({'higher' if higher_is_better(metric) else 'lower'} is better)"
         if any(str(c["algorithm"]) in optimistic_algorithms(res) for c in spec["cells"]):
             note += ("; OPTIMISTIC cells chose their hyperparameters on the test set, as the study did: they "
                      "overstate what the method would do on new data")
