@@ -34,15 +34,50 @@ from forestlab.learners._qp import (
     group_voters,
     mincq_matrices,
     mincq_max_margin,
-    mincq_program1,
     solve_mincq_path,
     solve_sorf_path,
-    sorf_least_squares,
     sorf_matrices,
     sorf_objective,
 )
 
 KKT_TOL = 1e-6
+
+
+# ----------------------------------------------------------------------------------- reference forms of the QPs
+def sorf_least_squares(Q, pred_idx, y_idx, n_classes: int, c: float) -> float:
+    """SORF's loss computed directly from the one-hot codes (the thesis's definition), to check the matrix form.
+
+    Returns (1/m) sum_k ||phi(y_k) - c sum_i Q_i phi(h_i(x_k))||^2.
+    """
+    pred_idx = np.asarray(pred_idx)
+    n, m = pred_idx.shape
+    phi_q = np.zeros((m, n_classes))
+    for p in range(n_classes):
+        phi_q[:, p] = np.asarray(Q, dtype=np.float64) @ (pred_idx == p)
+    phi_y = np.eye(n_classes)[np.asarray(y_idx)]
+    return float(np.sum((phi_y - c * phi_q) ** 2) / m)
+
+
+def mincq_program1(M, margins, mu: float) -> dict:
+    """Program 1 of MinCq in its original q form (the solver uses the scaled form), to check the solver against.
+
+    Returns
+    -------
+    dict
+        ``P`` (= 2M, so the objective is q^T P q / 2 + lin^T q = q^T M q - a^T q), ``lin`` (= -a = -M 1 / n),
+        ``A_eq`` (m^T, shape (1, n)), ``b_eq`` (mu/2 + mean(m)/2), ``lower`` (0), ``upper`` (1/n), and
+        ``objective`` (a function of q).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    n = M.shape[0]
+    a = M.sum(axis=1) / n
+    b = 0.5 * (mu + float(np.mean(margins)))
+
+    def objective(q: np.ndarray) -> float:
+        return float(q @ M @ q - a @ q)
+
+    return {"P": 2.0 * M, "lin": -a, "A_eq": np.asarray(margins, dtype=np.float64)[None, :], "b_eq": b,
+            "lower": np.zeros(n), "upper": np.full(n, 1.0 / n), "objective": objective}
 
 
 # ---------------------------------------------------------------------------------------------------- fixtures

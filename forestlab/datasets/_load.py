@@ -8,12 +8,13 @@ kept on disk under ``<data_dir>/processed/`` (see ``_read_processed``), so other
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -210,19 +211,33 @@ def _source_stats(used: list[str], data_dir: str | os.PathLike[str],
     return stats
 
 
+@contextlib.contextmanager
+def _open_processed(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
+                    mirror: str | os.PathLike[str] | None) -> Iterator[tuple[Path, Any, dict[str, Any]] | None]:
+    """The config's processed file, open, with its path and metadata, when it is on disk and up to date with its
+    sources (by their size and modification time); None otherwise, or for a source kind that is not kept. Raises
+    what reading a damaged file raises (OSError, ValueError, KeyError, TypeError) and DatasetError for an invalid
+    config: the callers treat these as "no usable file"."""
+    if _validate(cfg)[1] not in _PROCESSED_KINDS:
+        yield None
+        return
+    path = _processed_path(cfg, data_dir)
+    if not path.is_file():
+        yield None
+        return
+    with np.load(path, allow_pickle=False) as npz:
+        meta = json.loads(str(npz["meta"]))
+        stats = _source_stats(meta["used"], data_dir, mirror)
+        yield (path, npz, meta) if stats is not None and stats == meta["stats"] else None
+
+
 def _read_processed(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
                     mirror: str | os.PathLike[str] | None) -> Dataset | None:
     try:
-        if _validate(cfg)[1] not in _PROCESSED_KINDS:
-            return None
-        path = _processed_path(cfg, data_dir)
-        if not path.is_file():
-            return None
-        with np.load(path, allow_pickle=False) as npz:
-            meta = json.loads(str(npz["meta"]))
-            stats = _source_stats(meta["used"], data_dir, mirror)
-            if stats is None or stats != meta["stats"]:
+        with _open_processed(cfg, data_dir, mirror) as found:
+            if found is None:
                 return None
+            path, npz, meta = found
             ds = make_dataset(meta["name"], npz["X"], npz["y"], meta["task"], meta["feature_names"],
                               meta["classes"], npz["categorical"])
         check_shape(ds.name, ds.X, cfg.get("shape"), str(path))
@@ -236,15 +251,8 @@ def processed_ready(cfg: Mapping[str, Any], *, data_dir: str | os.PathLike[str],
     """Whether a verified processed file for this config is on disk and up to date with its sources (reads only its
     metadata): a parent process that only checks availability can then leave the arrays to the workers."""
     try:
-        cfg = plain(cfg)
-        if _validate(cfg)[1] not in _PROCESSED_KINDS:
-            return False
-        path = _processed_path(cfg, data_dir)
-        if not path.is_file():
-            return False
-        with np.load(path, allow_pickle=False) as npz:
-            meta = json.loads(str(npz["meta"]))
-        return _source_stats(meta["used"], data_dir, mirror) == meta["stats"]
+        with _open_processed(plain(cfg), data_dir, mirror) as found:
+            return found is not None
     except (OSError, ValueError, KeyError, TypeError, DatasetError):
         return False
 

@@ -97,6 +97,17 @@ def _int(source: Mapping[str, Any], key: str, default: int, name: str, minimum: 
     return value
 
 
+def _generator(cfg: Mapping[str, Any], name: str) -> str:
+    """The name of the config's generator; DatasetError unless it is registered and the task is binary."""
+    generator = (cfg.get("source") or {}).get("generator")
+    if generator not in GENERATORS:
+        raise DatasetError(f"dataset '{name}': `source.generator` must be one of {', '.join(GENERATORS)}, "
+                           f"got {generator!r}")
+    if cfg.get("task") != "binary":
+        raise DatasetError(f"dataset '{name}': {generator} is a binary task")
+    return generator
+
+
 def _generator_params(source: Mapping[str, Any], generator: str, func: Generator, name: str) -> dict[str, Any]:
     """The generator's keyword parameters from ``source``; a key it does not accept is a DatasetError."""
     params = {k: v for k, v in source.items() if k not in _RESERVED}
@@ -140,12 +151,7 @@ def sample_synthetic(ds_cfg: Mapping[str, Any], n: int, seed: int) -> tuple[np.n
     source = ds_cfg.get("source") or {}
     if source.get("kind") != "synthetic":
         raise DatasetError(f"dataset '{name}' is not generated (source.kind={source.get('kind')!r}, not synthetic)")
-    generator = source.get("generator")
-    if generator not in GENERATORS:
-        raise DatasetError(f"dataset '{name}': `source.generator` must be one of {', '.join(GENERATORS)}, "
-                           f"got {generator!r}")
-    if ds_cfg.get("task") != "binary":
-        raise DatasetError(f"dataset '{name}': {generator} is a binary task")
+    generator = _generator(ds_cfg, name)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise DatasetError(f"dataset '{name}': cannot draw {n!r} points from {generator}")
     d = _int(source, "n_features", DEFAULT_N_FEATURES, name, 1)
@@ -164,12 +170,7 @@ def load_synthetic(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.Path
                    fresh: bool = False) -> tuple[Dataset, list[str]]:
     """Generate the configured problem (no files involved)."""
     source = cfg["source"]
-    generator = source.get("generator")
-    if generator not in GENERATORS:
-        raise DatasetError(f"dataset '{name}': `source.generator` must be one of {', '.join(GENERATORS)}, "
-                           f"got {generator!r}")
-    if cfg.get("task") != "binary":
-        raise DatasetError(f"dataset '{name}': {generator} is a binary task")
+    generator = _generator(cfg, name)
     n = _int(source, "n_samples", DEFAULT_N_SAMPLES, name, 2)
     d = _int(source, "n_features", DEFAULT_N_FEATURES, name, 1)
     seed = _int(source, "random_state", 0, name, 0)

@@ -27,7 +27,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import RunReportMixin, check_test_pair, check_two_classes
-from forestlab.learners._cache import FitCache
+from forestlab.learners._cache import FitCache, fit_with_cache
 from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
 from forestlab.learners._kernel import derived_seeds, inner_split
 
@@ -230,8 +230,7 @@ class ErrorEstimatesForest(_ForestWrapper):
         classes, codes = check_two_classes(y, "a random forest that estimates its error")
         n = len(y)
         base, seeds = derived_seeds(self.random_state, 4)
-        forest = forest_like(self, random_state=base)
-        self.forest_ = fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y)
+        self.forest_ = fit_with_cache(forest_like(self, random_state=base), X, y, fit_cache)
         self.classes_ = classes
         train_pred = self.forest_.predict(X)
         resub = float(np.mean(train_pred != y))
@@ -414,8 +413,7 @@ class ImportanceForest(_ForestWrapper):
         base, (noise_seed, perm_seed) = derived_seeds(self.random_state, 2)
         self._noise_seed = noise_seed
         Xa = self._transform(X)
-        forest = forest_like(self, random_state=base)
-        self.forest_ = fit_cache.fit(forest, Xa, y) if fit_cache is not None else forest.fit(Xa, y)
+        self.forest_ = fit_with_cache(forest_like(self, random_state=base), Xa, y, fit_cache)
         self.classes_ = classes
         self.importance_mdi_ = np.asarray(self.forest_.forest_.feature_importances_, dtype=float)
         self.importance_oob_perm_ = oob_permutation_importance(self.forest_, Xa, y, n_repeats=int(self.n_repeats),

@@ -35,7 +35,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import PositiveGrid, RunReportMixin, check_test_pair, check_two_classes
-from forestlab.learners._cache import FitCache
+from forestlab.learners._cache import FitCache, fit_with_cache
 from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
 
 __all__ = [
@@ -111,10 +111,17 @@ def leaf_kernel(phi_a: sp.spmatrix, phi_b: sp.spmatrix | None = None, *, n_trees
         raise ValueError(f"scale must be one of {KERNEL_SCALES}, got {scale!r}")
     phi_a = sp.csr_matrix(phi_a)
     phi_b_t = phi_a.T.tocsr() if phi_b is None else sp.csr_matrix(phi_b).T.tocsr()
+    if scale == "proximity" and n_trees is None:
+        n_trees = int(phi_a.indptr[1] - phi_a.indptr[0]) if phi_a.shape[0] else 1
+    return _gram(phi_a, phi_b_t, n_trees, scale)
+
+
+def _gram(phi_a: sp.csr_matrix, phi_b_t: sp.csr_matrix, n_trees: int | None, scale: str) -> np.ndarray:
+    """Phi_a Phi_b^T from Phi_a and the transpose of Phi_b, dense, divided by ``n_trees`` when ``scale`` is
+    ``"proximity"``."""
     K = (phi_a @ phi_b_t).toarray()
     if scale == "proximity":
-        m = n_trees if n_trees is not None else (int(phi_a.indptr[1] - phi_a.indptr[0]) if phi_a.shape[0] else 1)
-        K /= float(m)
+        K /= float(n_trees)
     return K
 
 
@@ -344,6 +351,7 @@ class ForestKernelSVC(_SVMBase):
     same split and seed share their trees.
     """
 
+    forest_: BreimanForestClassifier
     version: ClassVar[int] = 1
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **FOREST_PARAMETER_CONSTRAINTS,
@@ -383,11 +391,6 @@ class ForestKernelSVC(_SVMBase):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------------------------------------------------
-    @staticmethod
-    def _grow(forest: BreimanForestClassifier, X: np.ndarray, y: np.ndarray,
-              fit_cache: FitCache | None) -> BreimanForestClassifier:
-        return fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y)
-
     def _svc(self, C: float) -> SVC:
         return SVC(C=C, kernel="precomputed", tol=self.tol, cache_size=self.cache_size)
 
@@ -416,7 +419,7 @@ class ForestKernelSVC(_SVMBase):
         split = inner_split(codes, float(self.inner_train_size), split_seed) if len(grid) > 1 else None
         if split is not None:
             learn, val = split
-            inner = self._grow(forest_like(self, random_state=inner_seed), X[learn], y[learn], fit_cache)
+            inner = fit_with_cache(forest_like(self, random_state=inner_seed), X[learn], y[learn], fit_cache)
             phi_learn, phi_val = leaf_indicators(inner, X[learn]), leaf_indicators(inner, X[val])
             K_learn = leaf_kernel(phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
             K_val = leaf_kernel(phi_val, phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
@@ -426,7 +429,7 @@ class ForestKernelSVC(_SVMBase):
             kta_val = kernel_target_alignment(leaf_kernel(phi_val, scale="count"), codes[val])
         best = select_by_validation(scores) if split is not None else 0
 
-        forest = self._grow(forest_like(self, random_state=base), X, y, fit_cache)
+        forest = fit_with_cache(forest_like(self, random_state=base), X, y, fit_cache)
         phi = leaf_indicators(forest, X)
         K = leaf_kernel(phi, n_trees=self.n_estimators, scale=self.kernel_scale)
         C = grid[best]
@@ -451,10 +454,7 @@ class ForestKernelSVC(_SVMBase):
         return self
 
     def _kernel(self, X: np.ndarray) -> np.ndarray:
-        K = (leaf_indicators(self.forest_, X) @ self._phi_train_t).toarray()
-        if self.kernel_scale == "proximity":
-            K /= float(self.n_estimators)
-        return K
+        return _gram(leaf_indicators(self.forest_, X), self._phi_train_t, self.n_estimators, self.kernel_scale)
 
     def kernel(self, X: Any, Y: Any = None) -> np.ndarray:
         """The fitted forest's kernel (in this estimator's ``kernel_scale``) between X and Y (default X)."""
@@ -476,9 +476,7 @@ class ForestKernelSVC(_SVMBase):
             y_test = np.asarray(y_test)
             K_test = self._kernel(X_test)
             phi_t = self._phi_train_t
-            K = (phi_t.T.tocsr() @ phi_t).toarray()
-            if self.kernel_scale == "proximity":
-                K /= float(self.n_estimators)
+            K = _gram(phi_t.T.tocsr(), phi_t, self.n_estimators, self.kernel_scale)
             acc = []
             for C in self.C_grid_:
                 svc = self.svc_ if C == self.C_ else self._svc(float(C)).fit(K, self._train_codes)

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from forestlab.errors import ForestlabError
 from forestlab.learners._base import PositiveGrid, RunReportMixin
 from forestlab.learners._bounds import pac_bayes_diagnostics
-from forestlab.learners._cache import FitCache
+from forestlab.learners._cache import FitCache, fit_with_cache
 from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
 from forestlab.learners._qp import (
     QPResult,
@@ -260,10 +260,8 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         else:
             seed_full, seed_stumps = mixed_seeds(self.random_state)
             specs = [(n // 2, None, seed_full), (n - n // 2, 1, seed_stumps)]
-        forests = []
-        for size, depth, seed in specs:
-            forest = forest_like(self, n_estimators=size, max_depth=depth, random_state=seed)
-            forests.append(fit_cache.fit(forest, X, y) if fit_cache is not None else forest.fit(X, y))
+        forests = [fit_with_cache(forest_like(self, n_estimators=size, max_depth=depth, random_state=seed), X, y,
+                                  fit_cache) for size, depth, seed in specs]
         sizes = [len(f.estimators_) for f in forests]
         rank = np.concatenate([np.arange(s) for s in sizes])
         which = np.repeat(np.arange(len(sizes)), sizes)
@@ -385,9 +383,12 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
             return np.column_stack([(1.0 - f) / 2.0, (1.0 + f) / 2.0])
         return scores / w.sum()
 
+    def _scores(self, pred_idx: np.ndarray) -> np.ndarray:
+        """Class scores of the weighted vote, shape (n_samples, K), from the trees' class indices."""
+        return class_scores(pred_idx, len(self.classes_), self._vote_weights)[:, :, 0].T
+
     def _diagnostics(self, pred_idx: np.ndarray, y_idx: np.ndarray) -> dict[str, float]:
-        scores = class_scores(pred_idx, len(self.classes_), self._vote_weights)[:, :, 0].T
-        mass = self._mass(scores)
+        mass = self._mass(self._scores(pred_idx))
         if self.weighting == "mincq":
             n = len(self.weights_)
             distribution = np.concatenate([(1.0 / n + self.weights_) / 2.0, (1.0 / n - self.weights_) / 2.0])
@@ -397,11 +398,9 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
 
     def _snapped_scores(self, X: Any) -> np.ndarray:
         """Class scores (n_samples, K) with scores within the tie tolerance of the best set equal to it."""
-        pred_idx = self._tree_indices(X)  # checks that the estimator is fitted
-        w = self._vote_weights
-        scores = class_scores(pred_idx, len(self.classes_), w)[:, :, 0].T
+        scores = self._scores(self._tree_indices(X))  # checks that the estimator is fitted
         best = scores.max(axis=1, keepdims=True)
-        return np.where(scores >= best - TIE_RTOL * np.abs(w).sum(), best, scores)
+        return np.where(scores >= best - TIE_RTOL * np.abs(self._vote_weights).sum(), best, scores)
 
     def predict(self, X: Any) -> np.ndarray:
         """The weighted majority vote; ties go to the lowest class index (sgn(0) = -1 with labels {-1, +1}).

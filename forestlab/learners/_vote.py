@@ -78,11 +78,7 @@ def _predict_block(estimators: Sequence[Any], X: np.ndarray, classes: np.ndarray
         if len(tree_classes) == n_classes and np.array_equal(tree_classes, forest_codes):
             out[t] = pred  # fitted inside a forest: tree.classes_ are the codes 0..K-1 of the forest's classes
         else:  # fitted on raw labels: map its labels to indices into classes
-            raw = tree_classes.take(pred)
-            pos = np.searchsorted(classes, raw)
-            if np.any(pos >= n_classes) or np.any(classes[np.minimum(pos, n_classes - 1)] != raw):
-                raise ValueError(f"tree {t} predicts labels outside classes {classes.tolist()}")
-            out[t] = pos
+            out[t] = _labels_to_indices(tree_classes.take(pred), classes, who=f"tree {t} predicts")
     return out
 
 
@@ -232,12 +228,14 @@ def class_scores(pred_idx: np.ndarray, n_classes: int, weights: np.ndarray,
     return out
 
 
-def _labels_to_indices(preds: np.ndarray, classes: np.ndarray) -> np.ndarray:
+def _labels_to_indices(preds: np.ndarray, classes: np.ndarray, who: str = "predictions contain") -> np.ndarray:
+    """The index in the sorted ``classes`` of each label of ``preds``; ValueError (``who`` says whose labels, for
+    the message) when one is not in ``classes``."""
     classes = np.asarray(classes)
     pos = np.searchsorted(classes, preds)
     clipped = np.minimum(pos, len(classes) - 1)
     if np.any(pos >= len(classes)) or np.any(classes[clipped] != preds):
-        raise ValueError(f"predictions contain labels outside classes {classes.tolist()}")
+        raise ValueError(f"{who} labels outside classes {classes.tolist()}")
     return pos
 
 

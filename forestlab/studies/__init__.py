@@ -29,7 +29,7 @@ from forestlab.results import ExperimentResults
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
            "Judgement", "Study", "claim_registrar", "find_claim", "finite_values", "get_study", "judge", "judge_all",
-           "register"]
+           "mean_curve", "register"]
 
 PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
 
@@ -256,6 +256,16 @@ def finite_values(res: ExperimentResults, algorithm: str, metric: str) -> dict[s
         if v.size:
             out[dataset] = v
     return out
+
+
+def mean_curve(res: ExperimentResults, algorithm: str, name: str, dataset: str) -> np.ndarray:
+    """The mean over one dataset's runs of an algorithm's stored array ``name`` (a curve by number of trees,
+    accuracies by C, importances by feature), NaNs left out point by point; empty when none is stored."""
+    curves = res.curve(algorithm, name, dataset)
+    if curves.size == 0:
+        return np.empty(0)
+    with np.errstate(all="ignore"):
+        return np.nanmean(curves, axis=0)
 
 
 # Each study module registers its STUDY on import. Imported last: they build on the names above.

@@ -11,18 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from forestlab.results import ExperimentResults, summarise
-from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, register
+from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, mean_curve, register
 
 CLAIMS: dict[str, ClaimFunction] = {}
 claim = claim_registrar(CLAIMS)
-
-
-def _mean_curve(res: ExperimentResults, algorithm: str, name: str, dataset: str) -> np.ndarray:
-    curves = res.curve(algorithm, name, dataset)
-    if curves.size == 0:
-        return np.empty(0)
-    with np.errstate(all="ignore"):
-        return np.nanmean(curves, axis=0)
 
 
 # -- Spambase: bagging vs random forest vs gradient boosting (courses_spambase) ----------------------------------
@@ -36,8 +28,8 @@ def spambase_forests_plateau(res: ExperimentResults) -> ClaimResult:
     parts, ok, seen = [], True, False
     for d in res.datasets:
         for alg in ("bagging", "rf_course"):
-            t = _mean_curve(res, alg, "test_error", d)
-            o = _mean_curve(res, alg, "oob_error", d)
+            t = mean_curve(res, alg, "test_error", d)
+            o = mean_curve(res, alg, "oob_error", d)
             if t.size < 20:
                 continue
             seen = True
@@ -60,7 +52,7 @@ def spambase_esl_ordering(res: ExperimentResults) -> ClaimResult:
     test = "mean test error at the last tree: gboost <= rf_course < bagging"
     parts, ok, seen = [], True, False
     for d in res.datasets:
-        last = {a: _mean_curve(res, a, "test_error", d) for a in ("bagging", "rf_course", "gboost")}
+        last = {a: mean_curve(res, a, "test_error", d) for a in ("bagging", "rf_course", "gboost")}
         if any(v.size == 0 for v in last.values()):
             continue
         seen = True
@@ -86,6 +78,18 @@ def _estimate_means(res: ExperimentResults, algorithm: str = "rf_estimates") -> 
     return out
 
 
+def _gap_claim(res: ExperimentResults, text: str, test: str, a: str, b: str, tolerance: float,
+               label: str) -> ClaimResult:
+    """Whether |mean ``a`` - mean ``b``| <= ``tolerance`` on every dataset (the evidence lists the differences
+    after ``label``)."""
+    means = _estimate_means(res)
+    if not means:
+        return ClaimResult(text, test, None, "no runs")
+    diffs = {d: m[a] - m[b] for d, m in means.items()}
+    return ClaimResult(text, test, all(abs(v) <= tolerance for v in diffs.values()),
+                       f"{label}: " + ", ".join(f"{d} {v:+.3f}" for d, v in diffs.items()))
+
+
 @claim("estimates_resub_optimistic")
 def estimates_resub_optimistic(res: ExperimentResults) -> ClaimResult:
     text = ("The empirical (resubstitution) risk underestimates the test risk; hold-out, K-fold CV, OOB, the "
@@ -109,12 +113,7 @@ def estimates_resub_optimistic(res: ExperimentResults) -> ClaimResult:
 def estimates_oob_tracks_test(res: ExperimentResults) -> ClaimResult:
     text = "The out-of-bag error estimates the test error (RCP209; Fromont)"
     test = "|mean OOB error - mean test error| <= 0.02 on every dataset"
-    means = _estimate_means(res)
-    if not means:
-        return ClaimResult(text, test, None, "no runs")
-    diffs = {d: m["est_oob"] - m["test_risk"] for d, m in means.items()}
-    return ClaimResult(text, test, all(abs(v) <= 0.02 for v in diffs.values()),
-                       "OOB - test: " + ", ".join(f"{d} {v:+.3f}" for d, v in diffs.items()))
+    return _gap_claim(res, text, test, "est_oob", "test_risk", 0.02, "OOB - test")
 
 
 @claim("estimates_oob_close_to_cv")
@@ -122,12 +121,7 @@ def estimates_oob_close_to_cv(res: ExperimentResults) -> ClaimResult:
     text = ("With many trees the OOB error is almost identical to cross-validation (RCP209, after HTF09 ch. 15, "
             "which says N-fold CV; we compare with 10-fold CV)")
     test = "|mean OOB error - mean 10-fold CV error| <= 0.01 on every dataset"
-    means = _estimate_means(res)
-    if not means:
-        return ClaimResult(text, test, None, "no runs")
-    diffs = {d: m["est_oob"] - m["est_cv"] for d, m in means.items()}
-    return ClaimResult(text, test, all(abs(v) <= 0.01 for v in diffs.values()),
-                       "OOB - CV: " + ", ".join(f"{d} {v:+.3f}" for d, v in diffs.items()))
+    return _gap_claim(res, text, test, "est_oob", "est_cv", 0.01, "OOB - CV")
 
 
 @claim("estimates_632_optimistic")
@@ -154,7 +148,7 @@ def estimates_oob_plateau(res: ExperimentResults) -> ClaimResult:
     test = "mean OOB error at the last tree within 0.01 of its value at half the trees, and below its value at 10"
     parts, ok, seen = [], True, False
     for d in res.datasets:
-        o = _mean_curve(res, "rf_estimates", "oob_error", d)
+        o = mean_curve(res, "rf_estimates", "oob_error", d)
         if o.size < 20:
             continue
         seen = True
@@ -175,19 +169,18 @@ def importance_probes_ranked_low(res: ExperimentResults) -> ClaimResult:
             "over the splits")
     parts, ok, seen = [], True, False
     for d in res.datasets:
-        stacks = {name: res.curve("rf_importance", name, d) for name in ("importance_mdi", "importance_oob_perm")}
-        if all(stack.size == 0 for stack in stacks.values()):
+        means = {name: mean_curve(res, "rf_importance", name, d) for name in ("importance_mdi", "importance_oob_perm")}
+        if all(mean.size == 0 for mean in means.values()):
             continue
         n_real = res.n_features(d)
         if n_real is None:
             # the probes are the columns after the dataset's own features: without their number, no test
             parts.append(f"{d}: not tested (its number of features was not recorded with the runs)")
             continue
-        for name, stack in stacks.items():
-            if stack.size == 0:
+        for name, mean in means.items():
+            if mean.size == 0:
                 continue
             seen = True
-            mean = np.nanmean(stack, axis=0)
             ranks = np.empty(mean.size, dtype=int)
             ranks[np.argsort(-mean, kind="stable")] = np.arange(1, mean.size + 1)
             best = int(ranks[n_real:].min()) if mean.size > n_real else mean.size + 1

@@ -18,7 +18,7 @@ import pandas as pd
 from forestlab.errors import ConfigError
 from forestlab.results import ExperimentResults
 from forestlab.stats import one_sample_t_test, pair_table
-from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, register
+from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, mean_curve, register
 
 PISETTA_VOTE, PISETTA_SVM = "rf_pisetta", "forest_svm"
 PISETTA_MKL_DATASETS = ("sonar", "liver", "parkinsons", "pima", "ionosphere")
@@ -162,10 +162,9 @@ def pisetta_c_insensitive(res: ExperimentResults) -> ClaimResult:
             "test accuracy <= 0.01 on every dataset")
     parts, spreads = [], []
     for d in res.datasets:
-        acc = res.curve(PISETTA_SVM, "test_accuracy_by_C", d)
-        if acc.size == 0:
+        means = mean_curve(res, PISETTA_SVM, "test_accuracy_by_C", d)
+        if means.size == 0:
             continue
-        means = np.nanmean(acc, axis=0)
         spreads.append(float(means.max() - means.min()))
         parts.append(f"{d} {spreads[-1]:.3f}")
     if not spreads:

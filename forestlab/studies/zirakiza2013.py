@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from forestlab.results import ExperimentResults, summarise
-from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, register
+from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, mean_curve, register
 
 REGIMES = {"full": "uci_binary", "stumps": "uci_binary_stumps", "mixed": "uci_binary_mixed"}
 
@@ -33,25 +33,20 @@ def _diffs(res: ExperimentResults, a: str, b: str, algorithm: str = "rf") -> dic
 
 @claim("oob_tracks_test")
 def oob_tracks_test(res: ExperimentResults) -> ClaimResult:
-    diffs = _diffs(res, "oob_risk", "test_risk")
+    text = "The out-of-bag risk estimates the test risk (zirakiza2013 §4.4)"
     test = "|mean OOB risk - mean test risk| <= 0.02 on every dataset but at most one"
+    diffs = _diffs(res, "oob_risk", "test_risk")
     if not diffs:
-        return ClaimResult("The out-of-bag risk estimates the test risk (zirakiza2013 §4.4)", test, None,
-                           "no runs")
+        return ClaimResult(text, test, None, "no runs")
     far = {d: v for d, v in diffs.items() if abs(v) > 0.02}
     evidence = ", ".join(f"{d} {v:+.3f}" for d, v in diffs.items())
-    return ClaimResult("The out-of-bag risk estimates the test risk (zirakiza2013 §4.4)", test,
-                       len(far) <= 1, f"OOB - test: {evidence}")
+    return ClaimResult(text, test, len(far) <= 1, f"OOB - test: {evidence}")
 
 
 def _curve_means(res: ExperimentResults, name: str) -> dict[str, np.ndarray]:
-    out = {}
-    for dataset in res.datasets:
-        curves = res.curve("rf", name, dataset)
-        if curves.size:
-            with np.errstate(all="ignore"):
-                out[dataset] = np.nanmean(curves, axis=0)
-    return out
+    """RF's mean curve ``name`` per dataset that has one."""
+    means = {dataset: mean_curve(res, "rf", name, dataset) for dataset in res.datasets}
+    return {dataset: mean for dataset, mean in means.items() if mean.size}
 
 
 @claim("fig4_1_no_overfit")
@@ -119,8 +114,16 @@ def _mean(m: dict[str, float]) -> float:
     return float(np.mean(list(m.values()))) if m else float("nan")
 
 
-def _three(res: ExperimentResults) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    return _means(res, "rf"), _means(res, "sorf"), _means(res, "mincq")
+def _three(res: ExperimentResults) -> dict[str, dict[str, float]] | None:
+    """Mean test risk per dataset of RF, SORF and MinCq (the columns of Tables 7.1-7.3), by algorithm; None unless
+    all three have runs."""
+    means = {algorithm: _means(res, algorithm) for algorithm in ("rf", "sorf", "mincq")}
+    return means if all(means.values()) else None
+
+
+def _three_means(means: dict[str, dict[str, float]]) -> str:
+    """The three algorithms' means over the datasets, for the evidence."""
+    return f"means RF {_mean(means['rf']):.4f}, SORF {_mean(means['sorf']):.4f}, MinCq {_mean(means['mincq']):.4f}"
 
 
 def _not_tested(text: str, test: str, why: str) -> ClaimResult:
@@ -133,16 +136,16 @@ def full_trees_rf_best(res: ExperimentResults) -> ClaimResult:
             "edge; MinCq is worse on average (zirakiza2013 Table 7.1, §7.3.1)")
     test = ("SORF mean within 0.01 of RF mean; RF wins or ties vs SORF on >= half the datasets; RF best or "
             "tied-best of the three on >= half")
-    rf, sorf, mincq = _three(res)
-    if not rf or not sorf or not mincq:
+    means = _three(res)
+    if means is None:
         return _not_tested(text, test, "needs rf, sorf and mincq runs")
+    rf, sorf = means["rf"], means["sorf"]
     n = len(rf)
     w, t, _ = _wtl(rf, sorf)
-    best, _ = _best_counts({"rf": rf, "sorf": sorf, "mincq": mincq}, "rf")
+    best, _ = _best_counts(means, "rf")
     holds = abs(_mean(sorf) - _mean(rf)) <= 0.01 and w + t >= n / 2 and best >= n / 2
-    return ClaimResult(text, test, holds,
-                       f"means RF {_mean(rf):.4f}, SORF {_mean(sorf):.4f}, MinCq {_mean(mincq):.4f}; RF wins or ties "
-                       f"vs SORF on {w + t}/{n}; RF best or tied-best on {best}/{n}")
+    return ClaimResult(text, test, holds, f"{_three_means(means)}; RF wins or ties vs SORF on {w + t}/{n}; RF best or "
+                       f"tied-best on {best}/{n}")
 
 
 @claim("stumps_sorf_beats_rf")
@@ -150,17 +153,17 @@ def stumps_sorf_beats_rf(res: ExperimentResults) -> ClaimResult:
     text = "Decision stumps: SORF generally beats RF and is about as good as MinCq (zirakiza2013 Table 7.2)"
     test = ("SORF mean <= RF mean - 0.01; SORF beats RF on >= 10 of 18 (same share); SORF mean <= MinCq mean + 0.01; "
             "SORF wins or ties vs MinCq on >= 6 of 18 (same share)")
-    rf, sorf, mincq = _three(res)
-    if not rf or not sorf or not mincq:
+    means = _three(res)
+    if means is None:
         return _not_tested(text, test, "needs rf, sorf and mincq runs")
+    rf, sorf, mincq = means.values()
     n = len(rf)
     w_rf, t_rf, l_rf = _wtl(sorf, rf)
     w_mq, t_mq, l_mq = _wtl(sorf, mincq)
     holds = (_mean(sorf) <= _mean(rf) - 0.01 and w_rf >= 10 * n / 18 and _mean(sorf) <= _mean(mincq) + 0.01
              and w_mq + t_mq >= 6 * n / 18)
-    return ClaimResult(text, test, holds,
-                       f"means RF {_mean(rf):.4f}, SORF {_mean(sorf):.4f}, MinCq {_mean(mincq):.4f}; SORF vs RF "
-                       f"{w_rf} W / {t_rf} T / {l_rf} L; SORF vs MinCq {w_mq} W / {t_mq} T / {l_mq} L")
+    return ClaimResult(text, test, holds, f"{_three_means(means)}; SORF vs RF {w_rf} W / {t_rf} T / {l_rf} L; SORF vs "
+                       f"MinCq {w_mq} W / {t_mq} T / {l_mq} L")
 
 
 @claim("mixed_sorf_mincq_beat_rf")
@@ -169,17 +172,17 @@ def mixed_sorf_mincq_beat_rf(res: ExperimentResults) -> ClaimResult:
             "SORF and MinCq are neck and neck (zirakiza2013 Table 7.3)")
     test = ("SORF mean <= RF mean - 0.01; MinCq mean < RF mean; RF strictly best on <= 6 of 18 (same share); "
             "|SORF mean - MinCq mean| <= 0.015")
-    rf, sorf, mincq = _three(res)
-    if not rf or not sorf or not mincq:
+    means = _three(res)
+    if means is None:
         return _not_tested(text, test, "needs rf, sorf and mincq runs")
+    rf, sorf, mincq = means.values()
     n = len(rf)
-    _, strict = _best_counts({"rf": rf, "sorf": sorf, "mincq": mincq}, "rf")
+    _, strict = _best_counts(means, "rf")
     holds = (_mean(sorf) <= _mean(rf) - 0.01 and _mean(mincq) < _mean(rf) and strict <= 6 * n / 18
              and abs(_mean(sorf) - _mean(mincq)) <= 0.015)
     w, t, ll = _wtl(sorf, rf)
     return ClaimResult(text, test, holds,
-                       f"means RF {_mean(rf):.4f}, SORF {_mean(sorf):.4f}, MinCq {_mean(mincq):.4f}; RF strictly "
-                       f"best on {strict}/{n}; SORF vs RF {w} W / {t} T / {ll} L")
+                       f"{_three_means(means)}; RF strictly best on {strict}/{n}; SORF vs RF {w} W / {t} T / {ll} L")
 
 
 @claim("multiclass_close")
@@ -205,8 +208,12 @@ def _selected(res: ExperimentResults, algorithm: str, name: str) -> np.ndarray:
     return v[np.isfinite(v)]
 
 
-def _regimes(res: ExperimentResults) -> dict[str, ExperimentResults | None]:
-    return {regime: res.sibling(exp) for regime, exp in REGIMES.items()}
+def _regimes(res: ExperimentResults) -> tuple[dict[str, ExperimentResults], str | None]:
+    """The experiments of the three binary regimes, read from the store, and why a claim that combines them cannot
+    be tested (None when all three are there)."""
+    runs = {regime: res.sibling(exp) for regime, exp in REGIMES.items()}
+    missing = [REGIMES[r] for r, v in runs.items() if v is None]
+    return runs, f"run {', '.join(missing)} first" if missing else None
 
 
 @claim("hyperparameters")
@@ -215,10 +222,9 @@ def hyperparameters(res: ExperimentResults) -> ClaimResult:
             "almost everywhere (zirakiza2013 Tables 7.1-7.3)")
     test = ("median selected c with full trees <= 1.106 (third grid value); mean c with stumps > with full trees; "
             "mu = 1e-4 in >= 80% of the runs of each binary regime")
-    runs = _regimes(res)
-    missing = [REGIMES[r] for r, v in runs.items() if v is None]
+    runs, missing = _regimes(res)
     if missing:
-        return _not_tested(text, test, f"run {', '.join(missing)} first")
+        return _not_tested(text, test, missing)
     c = {r: _selected(v, "sorf", "c") for r, v in runs.items()}
     mu = {r: _selected(v, "mincq", "mu") for r, v in runs.items()}
     if any(x.size == 0 for x in (*c.values(), *mu.values())):
@@ -237,15 +243,14 @@ def overall(res: ExperimentResults) -> ClaimResult:
             "heterogeneous voters, where SORF and MinCq beat RF (zirakiza2013 abstract, ch. 8)")
     test = ("full: RF mean <= SORF mean <= RF mean + 0.01; stumps and mixed: RF - SORF >= 0.01 and RF - MinCq > 0; "
             "RF - SORF larger with stumps and with the mix than with full trees")
-    runs = _regimes(res)
-    missing = [REGIMES[r] for r, v in runs.items() if v is None]
+    runs, missing = _regimes(res)
     if missing:
-        return _not_tested(text, test, f"run {', '.join(missing)} first")
+        return _not_tested(text, test, missing)
     gain_sorf, gain_mincq = {}, {}
     for regime, r in runs.items():
-        rf, sorf, mincq = _three(r)
-        gain_sorf[regime] = _mean(rf) - _mean(sorf)
-        gain_mincq[regime] = _mean(rf) - _mean(mincq)
+        rf, sorf, mincq = (_mean(_means(r, algorithm)) for algorithm in ("rf", "sorf", "mincq"))
+        gain_sorf[regime] = rf - sorf
+        gain_mincq[regime] = rf - mincq
     holds = (-0.01 <= gain_sorf["full"] <= 0
              and all(gain_sorf[r] >= 0.01 and gain_mincq[r] > 0 for r in ("stumps", "mixed"))
              and gain_sorf["stumps"] > gain_sorf["full"] and gain_sorf["mixed"] > gain_sorf["full"])
