@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "bench_pacbayes", "kernel": "bench_kernel",
-           "table1": "bench_table1", "ops": "bench_ops"}
+           "table1": "bench_table1", "ops": "bench_ops", "plan": "bench_plan"}
 
 
 def main() -> int:
