@@ -17,6 +17,7 @@ import importlib
 import logging
 import logging.handlers
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -305,6 +306,12 @@ def run(
 
     _setup_logging(quiet)
     exp = _experiment(overrides)
+    for note in exp.notes:  # what the limits changed in what was asked: said, never silent
+        _say(f"forestlab: note: {note}", err=True)
+    if log_file:
+        from forestlab.config import check_paths
+
+        check_paths({**exp.paths, "log_file": log_file})  # --log-file is held to paths.log_file's rules
     if not dry_run and not yes:
         _check_size(exp)
     specs = plan(exp)
@@ -345,7 +352,7 @@ def run(
     if summary.interrupted:
         how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
         _err(f"{how}: the {summary.done + summary.failed} runs that finished are stored; "
-             f"to resume, run the same command again: forestlab run {' '.join(overrides or [])}".rstrip())
+             f"to resume, run the same command again: {shlex.join(['forestlab', 'run', *(overrides or [])])}")
         raise typer.Exit(EXIT_TERMINATED if summary.terminated else EXIT_INTERRUPTED)
     if summary.skipped:
         raise typer.Exit(EXIT_USAGE)
@@ -355,7 +362,9 @@ def run(
                   "a rerun will fail the same way until their cause is fixed" if not summary.transient else
                   f"{summary.transient} of them were stopped from outside (a killed worker, lack of memory) and a "
                   f"rerun retries them; the other {fixed} fail the same way until their cause is fixed")
-        _err(f"{summary.failed} runs failed; their errors: forestlab status {exp.name} --failed; {advice}")
+        status_cmd = shlex.join(["forestlab", "status", exp.name, *(o for o in overrides or []
+                                                                     if not o.startswith("experiment=")), "--failed"])
+        _err(f"{summary.failed} runs failed; their errors: {status_cmd}; {advice}")
         raise typer.Exit(EXIT_FAILED_RUNS)
 
 
@@ -569,7 +578,7 @@ def _status_rows(store: Any, name: str, exp: Any | None, show_failed: bool) -> l
         n_done = sum(v == "done" for v in statuses.values())
         n_failed = sum(v == "failed" for v in statuses.values())
         rows.append((label, str(len(keys)), str(n_done), str(n_failed), str(len(keys) - n_done - n_failed),
-                     "-" if smoke else str(stale)))
+                     "-" if smoke or name == "single" else str(stale)))  # single runs of other choices: not stale
         if show_failed and n_failed:
             records = store.records([k for k, v in statuses.items() if v == "failed"])
             for _, r in records.iterrows():
@@ -603,7 +612,8 @@ def config_(overrides: Overrides = None) -> None:
 @datasets_app.command("verify")
 @handle_errors
 def datasets_verify(
-    names: Annotated[list[str] | None, typer.Argument(help="Dataset names (default: all).")] = None,
+    names: Annotated[list[str] | None, typer.Argument(
+        help="Dataset names (default: all), and overrides KEY=VALUE such as paths.data_dir=DIR.")] = None,
     download: Annotated[bool, typer.Option("--download/--no-download",
                                            help="Fetch missing files from the official URLs.")] = False,
 ) -> None:
@@ -611,7 +621,11 @@ def datasets_verify(
     from forestlab.config import compose, group_options, load_group_option, resolve_path, to_container
     from forestlab.datasets import verify_dataset
 
-    cfg = compose([])
+    overrides = [n for n in names or [] if "=" in n]
+    names = [n for n in names or [] if "=" not in n]
+    cfg = compose(overrides)  # every override is checked (and must land) before anything is verified
+    for name in names:
+        load_group_option("dataset", name)  # an unknown name is refused before anything is verified
     data_dir = resolve_path(cfg.paths.data_dir)
     bad = 0
     for name in names or group_options("dataset"):

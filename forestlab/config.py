@@ -254,9 +254,15 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
             return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}; to add a "
                                f"parameter write +{key}=VALUE")
         elsewhere = [f"{sec}.{leaf}" for sec, keys in KNOWN_KEYS.items() if sec and leaf in keys]
+        if leaf in KNOWN_KEYS.get(parent, ()) and parent != "protocol":  # read, absent here: adding it is right
+            return ConfigError(f"config key '{key}' is not set in this configuration; to add it write +{key}=VALUE")
         hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent
                 else _closest(leaf, KNOWN_KEYS.get(parent, ())))
         return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}{hint}")
+    match = re.search(r"Could not append to config. An item is already at '([^']+)'", text)
+    if match:
+        key = match.group(1)
+        return ConfigError(f"+{key}=... adds a key, but '{key}' exists already: write {key}=VALUE (without +)")
     match = re.search(r"Key '([^']+)' is not in struct", text)
     if match:
         return ConfigError(f"unknown config key '{match.group(1)}'")
@@ -474,6 +480,14 @@ def _validate(cfg: DictConfig) -> Experiment:
     experiment = resolve(cfg)
     check_keys(cfg, experiment)
     check_tasks(experiment)
+    for alg in experiment.algorithms:
+        if alg.grid and alg.selection["kind"] == "none":
+            raise ConfigError(f"algorithm '{alg.name}' has a grid ({', '.join(alg.grid)}) but no model selection, so "
+                              "the grid would be ignored: choose one (protocol=oob, protocol.selection=..., or "
+                              f"algorithm.selection) or drop the grid")
+    if experiment.launcher.get("backend") != "dask" and experiment.launcher.get("scheduler"):
+        raise ConfigError(f"launcher.scheduler={experiment.launcher['scheduler']} is a dask scheduler, but the "
+                          f"launcher is {experiment.launcher.get('backend')}: add launcher=dask (or drop the address)")
     from forestlab.datasets._load import check_name_matches_file
 
     for ds in experiment.datasets:
@@ -652,13 +666,14 @@ def _closest(word: str, choices: Sequence[str]) -> str:
 
 
 def _check_known_keys(where: str, node: Any, allowed: Sequence[str]) -> None:
+    """``where`` names the section: '' (the top level), 'protocol', or "algorithm 'rf'" for a named option."""
     if not isinstance(node, (dict, DictConfig)):
         return
     for key in node:
         if str(key) not in allowed:
-            name = f"{where}.{key}" if where else str(key)
-            raise ConfigError(f"unknown config key '{name}' (nothing reads it){_closest(str(key), allowed)}; valid "
-                              f"keys{f' of {where}' if where else ' at the top level'}: {', '.join(allowed)}")
+            name = f"unknown key '{key}' in {where}" if where else f"unknown config key '{key}'"
+            raise ConfigError(f"{name} (nothing reads it){_closest(str(key), allowed)}; valid keys"
+                              f"{f' of {where}' if where else ' at the top level'}: {', '.join(allowed)}")
 
 
 def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
@@ -714,6 +729,12 @@ def check_paths(paths: Any) -> None:
         if where == PROJECT_DIR:
             raise ConfigError(f"paths.{key}={value!r} is the repository's own folder ({where}); choose a folder "
                               f"inside it (e.g. {'data' if key == 'data_dir' else 'results'}) or elsewhere")
+        for kept in (".git", "conf", "forestlab", "experiments", "tests", "docs"):
+            if where == PROJECT_DIR / kept or PROJECT_DIR / kept in where.parents:
+                raise ConfigError(f"paths.{key}={value!r} is inside the repository's {kept}/ folder ({where}); "
+                                  "forestlab never writes there: choose another folder")
+        if where.exists() and not where.is_dir():
+            raise ConfigError(f"paths.{key}={value!r} is a file ({where}), not a folder")
     log_file = paths.get("log_file")
     if log_file not in (None, ""):
         target = resolve_path(str(log_file))
@@ -730,15 +751,26 @@ def check_overrides(cfg: DictConfig, experiment: Experiment, overrides: Sequence
         from forestlab.datasets._load import check_name_matches_file
 
         check_name_matches_file(to_container(cfg.dataset), conf_dir() / "dataset" / f"{chosen['dataset']}.yaml")
-    if experiment.name == "single":
-        return
     for group, names in (("dataset", [d.name for d in experiment.datasets]),
                          ("algorithm", [a.name for a in experiment.algorithms])):
-        if group in chosen and chosen[group] not in names:
+        if experiment.name != "single" and group in chosen and chosen[group] not in names:
             raise ConfigError(f"{group}={chosen[group]} beside experiment={experiment.name}: that experiment runs "
                               f"the {group}s {', '.join(names)}, so the choice would change nothing; to run "
                               f"{chosen[group]} instead write 'experiment.{group}s=[{chosen[group]}]', or drop "
                               f"experiment= for a single run")
+    keys = [o.split("=", 1)[0].lstrip("+~") for o in overrides]
+    for group, names in (("dataset", [d.name for d in experiment.datasets]),
+                         ("algorithm", [a.name for a in experiment.algorithms])):
+        touched = [k for k in keys if k.startswith(f"{group}.")]
+        selected = cfg.get(group).get("name") if isinstance(cfg.get(group), DictConfig) else None
+        if touched and selected not in names:
+            raise ConfigError(f"{touched[0]} changes {group} '{selected}', which experiment {experiment.name} does not "
+                              f"run ({', '.join(names)}): choose which of them with {group}=NAME")
+    shared = {k.removeprefix("experiment.params.") for k in keys if k.startswith("experiment.params.")}
+    for key in keys:
+        if key.startswith("algorithm.params.") and key.removeprefix("algorithm.params.") in shared:
+            raise ConfigError(f"{key} and experiment.{key.removeprefix('algorithm.')} are both given: the "
+                              "experiment-wide value applies to every algorithm and would win; give one of them")
 
 
 def check_group_lists(overrides: Sequence[str]) -> None:

@@ -83,6 +83,7 @@ class Experiment:
     launcher: dict[str, Any]
     limits: dict[str, Any] = field(default_factory=dict)
     smoke: bool = False
+    notes: tuple[str, ...] = ()  # what the limits changed in what the user asked (printed by forestlab run)
     cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
 
     @property
@@ -99,7 +100,7 @@ class Experiment:
 
     def plan_identity(self) -> dict[str, Any]:
         """Everything that decides the experiment's runs (not its metrics, tables or figures)."""
-        return {"experiment": self.name,
+        return {"experiment": self.name, "smoke": self.smoke,  # smoke plans never replace real ones
                 "datasets": [d.identity for d in self.datasets],
                 "algorithms": [{"name": a.name, **a.identity} for a in self.algorithms],
                 "protocol": self.protocol, "seed": self.seed, "seeds": self.seeds}
@@ -154,7 +155,10 @@ def resolve(cfg: DictConfig) -> Experiment:
     exp = cfg.experiment
     limits = dict(_plain(cfg.get("limits")) or {})
     dataset_names = _as_list(exp.get("datasets"))
-    if limits.get("max_datasets"):
+    notes: list[str] = []
+    if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
+        notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
+                     f"{limits['max_datasets']}: {', '.join(dataset_names[: int(limits['max_datasets'])])}")
         dataset_names = dataset_names[: int(limits["max_datasets"])]
     shared = dict(_plain(exp.get("params")) or {})
     protocol = dict(_plain(cfg.protocol))
@@ -165,8 +169,11 @@ def resolve(cfg: DictConfig) -> Experiment:
         params = dict(alg.get("params") or {})
         # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
         params.update({k: v for k, v in shared.items() if k in params})
-        if limits.get("max_estimators") and isinstance(params.get("n_estimators"), int):
-            params["n_estimators"] = min(int(params["n_estimators"]), int(limits["max_estimators"]))
+        if limits.get("max_estimators") and isinstance(params.get("n_estimators"), int) \
+                and params["n_estimators"] > int(limits["max_estimators"]):
+            notes.append(f"limits.max_estimators={limits['max_estimators']} caps n_estimators of {name} "
+                         f"({params['n_estimators']} -> {limits['max_estimators']})")
+            params["n_estimators"] = int(limits["max_estimators"])
         grid = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in (alg.get("grid") or {}).items()}
         # model selection: the algorithm's own, else the protocol's (forestlab.selection.selection_spec)
         selection = selection_spec(alg["selection"] if alg.get("selection") is not None
@@ -180,7 +187,7 @@ def resolve(cfg: DictConfig) -> Experiment:
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
         seeds=int(cfg.seeds), metrics=tuple(_as_list(cfg.get("metrics"))), spec=spec,
         paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
-        smoke=bool(cfg.get("smoke", False)))
+        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes))
 
 
 def protocol_for(experiment: Experiment, dataset: DatasetSpec) -> dict[str, Any]:

@@ -69,6 +69,7 @@ def test_list_and_config_commands():
     (["list", "things"], "cannot list 'things'"),
     (["tables", "nope"], "unknown experiment 'nope'"),
 ])
+@pytest.mark.slow
 def test_bad_input_exit_2_with_one_line(workdir, args, message):
     proc = run_cli(*args)
     assert proc.returncode == 2, proc.stderr
@@ -77,6 +78,7 @@ def test_bad_input_exit_2_with_one_line(workdir, args, message):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_failed_runs_exit_1_after_storing_the_others(workdir, failing_env):
     # the test-only learner fails inside every fit: every run fails, is stored, and the exit status is 1
     proc = run_cli("run", "dataset=ringnorm", "seeds=2", "algorithm=failing", "--quiet", env=failing_env)
@@ -86,6 +88,7 @@ def test_failed_runs_exit_1_after_storing_the_others(workdir, failing_env):
     assert con.execute("SELECT COUNT(*) FROM runs WHERE status='failed'").fetchone()[0] == 2
 
 
+@pytest.mark.slow
 def test_missing_dataset_file_is_a_clear_error(workdir, tmp_path):
     env = {"FORESTLAB_DATA_MIRROR": str(tmp_path / "empty"), "FORESTLAB_DATA_DIR": str(tmp_path / "nodata")}
     (tmp_path / "empty").mkdir()
@@ -97,6 +100,7 @@ def test_missing_dataset_file_is_a_clear_error(workdir, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
     args = [sys.executable, "-m", "forestlab", "run", "experiment=quickstart", "seeds=8",
             "limits.max_estimators=40", "launcher.n_jobs=2", "--quiet"]  # 48 runs in 16 jobs of 3
@@ -122,6 +126,7 @@ def test_sigkill_mid_experiment_then_rerun_loses_nothing(workdir):
     assert all(after[k] == t for k, t in before.items())  # finished runs kept and not recomputed
 
 
+@pytest.mark.slow
 def test_second_run_on_a_busy_store_exits_75_with_no_wait(workdir):
     from forestlab.store import RunLock
 

@@ -162,6 +162,7 @@ def test_course_configs_compose_and_plan(experiment):
                                                             "error_curves"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("experiment", COURSE_EXPERIMENTS)
 def test_course_experiment_smoke_end_to_end(experiment, workdir, mirror):
     """``forestlab run`` through the CLI (a subprocess), then tables, figures and compare in-process."""

@@ -36,6 +36,7 @@ def _metrics_and_pids(results):
     return {k: (s, m) for k, s, m, _ in rows}, {pid for *_, pid in rows}
 
 
+@pytest.mark.slow
 def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
     local, client = cluster
     address = local.scheduler_address
@@ -65,6 +66,7 @@ def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
     assert len(writers) == 1 and not writers & worker_pids
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_is_one_clear_error(workdir):
     with socket.socket() as sock:  # a port on which nothing listens once this is closed
         sock.bind(("127.0.0.1", 0))

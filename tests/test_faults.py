@@ -54,6 +54,7 @@ def _error_lines(stderr: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdir):
     overrides = ["dataset=ringnorm", "seeds=24", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
                  "protocol.test_size=1000", "launcher.n_jobs=2"]
@@ -220,6 +221,7 @@ def crash_env(tmp_path):
             "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
 
 
+@pytest.mark.slow
 def test_worker_process_death_fails_only_its_job_and_a_rerun_completes(workdir, crash_env):
     args = ["run", "experiment=crashy", *TINY[1:], "launcher.n_jobs=2"]
     proc = run_cli(*args, env={**crash_env, "FORESTLAB_TEST_CRASH": "1"})
@@ -262,6 +264,7 @@ def _readonly_command(folder: Path, args: list[str]) -> list[str] | None:
     return [unshare, "--mount", "--propagation", "private", "sh", "-c", script, str(folder), *cmd]
 
 
+@pytest.mark.slow
 def test_unwritable_results_folder_is_a_clear_error_and_loses_nothing(workdir):
     results = workdir / "results"
     first = run_cli("run", *TINY, "seeds=2", "--quiet")
@@ -294,6 +297,7 @@ def test_unwritable_results_folder_is_a_clear_error_and_loses_nothing(workdir):
     _assert_complete(results, 3, before)
 
 
+@pytest.mark.slow
 def test_reports_read_a_results_folder_they_cannot_write_to(workdir, tmp_path):
     """tables, figures, compare and status read the store of a read-only results folder; their files go to
     paths.reports_dir, and without it tables says so in one line."""
@@ -327,6 +331,7 @@ def test_reports_read_a_results_folder_they_cannot_write_to(workdir, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_disk_full_stops_with_a_clear_error_and_a_rerun_completes(workdir):
     """RLIMIT_FSIZE makes every write past the limit fail with EFBIG, as a full disk fails with ENOSPC: the
     store's write-ahead log cannot grow after a few runs."""
@@ -356,6 +361,7 @@ def test_disk_full_stops_with_a_clear_error_and_a_rerun_completes(workdir):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_damaged_store_is_refused_untouched_and_a_fresh_store_completes(workdir, damage):
     results = workdir / "results"
@@ -388,6 +394,7 @@ def test_damaged_store_is_refused_untouched_and_a_fresh_store_completes(workdir,
 
 
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("alteration", ["truncated", "one byte changed"])
 def test_dataset_file_altered_after_download_is_rejected_by_checksum(workdir, mirror, tmp_path, alteration):
     data_dir = tmp_path / "private-data"  # not the session's shared cache: this test damages it

@@ -247,6 +247,7 @@ def test_table1_config_composes_and_plans():
     assert max(len(g) for g in group_specs(specs)) == 3
 
 
+@pytest.mark.slow
 def test_table1_smoke_end_to_end(workdir, mirror):
     """``forestlab run`` through the CLI (a subprocess), then tables, figures and compare in-process."""
     from typer.testing import CliRunner

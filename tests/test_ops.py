@@ -64,6 +64,7 @@ def test_readme_and_operations_guide_document_the_same_crontab_line():
     assert _documented_cron_line(README) == _documented_cron_line(OPERATIONS)
 
 
+@pytest.mark.slow
 def test_documented_crontab_line_works_as_written(tmp_path, shared_data_dir, mirror):
     line = _documented_cron_line()
     fields = line.split(None, 5)
@@ -114,6 +115,7 @@ def test_documented_crontab_line_works_as_written(tmp_path, shared_data_dir, mir
     assert len(busy.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_overlapping_run_waits_for_the_first_by_default(workdir):
     results = workdir / "results"
     lock = RunLock(results)

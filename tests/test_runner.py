@@ -3,6 +3,7 @@ import pytest
 
 from forestlab import runner
 from forestlab.config import compose
+from forestlab.errors import ConfigError
 from forestlab.learners._cache import FitCache
 from forestlab.runner import execute, execute_group, execute_spec, group_specs, plan
 from forestlab.store import Store
@@ -96,10 +97,12 @@ def test_runs_sharing_a_split_and_seed_tag_fit_the_forest_once(workdir):
 
 
 def test_experiment_params_apply_to_every_algorithm_that_has_them(workdir):
-    specs = plan(compose(QUICK + ["+experiment.params={regime: stumps, not_a_param: 3}"]))
+    specs = plan(compose(QUICK + ["+experiment.params={regime: stumps}"]))
     for spec in specs:
-        params = spec.identity["learner"]["params"]
-        assert params["regime"] == "stumps" and "not_a_param" not in params
+        assert spec.identity["learner"]["params"]["regime"] == "stumps"
+    # a parameter none of the algorithms has would change nothing: refused, not ignored
+    with pytest.raises(ConfigError, match="experiment.params.not_a_param is a parameter of none"):
+        compose(QUICK + ["+experiment.params={regime: stumps, not_a_param: 3}"])
 
 
 def test_a_run_whose_arrays_need_pickle_fails_alone(workdir, monkeypatch):
