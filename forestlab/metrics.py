@@ -278,10 +278,15 @@ def get_metric(name: str) -> Metric:
     ConfigError
         If ``name`` is unknown; the message lists the valid names.
     """
+    return _lookup(METRICS, name, "metric")
+
+
+def _lookup(registry: dict[str, Any], name: str, what: str) -> Any:
+    """``registry[name]``, or a ConfigError listing the valid names."""
     try:
-        return METRICS[name]
+        return registry[name]
     except (KeyError, TypeError):
-        raise ConfigError(f"unknown metric '{name}'; valid metrics: {', '.join(sorted(METRICS))}") from None
+        raise ConfigError(f"unknown {what} '{name}'; valid {what}s: {', '.join(sorted(registry))}") from None
 
 
 def compute_metrics(
@@ -572,7 +577,4 @@ def get_measure(name: str) -> Measure:
     ConfigError
         If ``name`` is unknown; the message lists the valid names.
     """
-    try:
-        return MEASURES[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown measure '{name}'; valid measures: {', '.join(sorted(MEASURES))}") from None
+    return _lookup(MEASURES, name, "measure")

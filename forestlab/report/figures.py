@@ -37,6 +37,15 @@ def _grid(n: int) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
+def _finish(fig: Any, axes: Any, used: int, spec: dict[str, Any], rect: tuple[float, ...] | None = None):
+    """Hide the panels past the ``used`` first, title the figure, lay it out."""
+    for ax in list(axes.flat)[used:]:
+        ax.set_visible(False)
+    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    fig.tight_layout(**({"rect": rect} if rect else {}))
+    return fig
+
+
 def error_curves(res: ExperimentResults, spec: dict[str, Any]):
     """One panel per dataset: the mean (± one std band) of each named curve against the number of trees."""
     import matplotlib.pyplot as plt
@@ -67,11 +76,7 @@ def error_curves(res: ExperimentResults, spec: dict[str, Any]):
         ax.grid(alpha=0.3)
         if n_runs:
             ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, len(datasets), spec)
 
 
 def roc_curves(res: ExperimentResults, spec: dict[str, Any]):
@@ -144,11 +149,7 @@ def curves_by_algorithm(res: ExperimentResults, spec: dict[str, Any]):
         ax.grid(alpha=0.3)
         if drawn:
             ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    return fig
+    return _finish(fig, axes, len(datasets), spec, rect=(0, 0, 1, 0.97))
 
 
 def _feature_names(res: ExperimentResults, dataset: str, n: int, n_probes: int) -> list[str]:
@@ -237,11 +238,7 @@ def metric_boxes(res: ExperimentResults, spec: dict[str, Any]):
         ax.set_title(f"{dataset}  [{n_runs} runs]" if n_runs else f"{dataset}  [no runs yet]", fontsize=10)
         ax.set_ylabel(str(spec.get("ylabel", f"value - {minus}" if minus else "value")))
         ax.grid(axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    return fig
+    return _finish(fig, axes, len(datasets), spec, rect=(0, 0, 1, 0.97))
 
 
 def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
@@ -317,11 +314,7 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
         ax.set_ylabel("true positive rate")
         if drawn:
             ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, len(datasets), spec)
 
 
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
