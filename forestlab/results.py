@@ -147,6 +147,19 @@ class ExperimentResults:
             return curves[:, at - 1]
         raise ConfigError(f"table cell {dict(cell)} needs a 'metric', a 'curve' with 'at', or a 'measure'")
 
+    def check_cell(self, cell: Mapping[str, Any], where: str) -> None:
+        """Refuse a report cell that names an algorithm the experiment does not run, or a value none of its done
+        runs stored (a typo would otherwise show as a column of '—')."""
+        algorithm = str(cell.get("algorithm"))
+        if algorithm not in self.algorithms:
+            raise ConfigError(f"{where}: algorithm '{algorithm}' is not one of the experiment's "
+                              f"({', '.join(self.algorithms)})")
+        name = cell.get("metric")
+        done = self.runs[self.runs["algorithm"] == algorithm]
+        if name is not None and len(done) and (name not in done.columns or done[name].isna().all()):
+            stored = sorted(c for c in done.columns[done.notna().any()] if c not in ID_COLUMNS)
+            raise ConfigError(f"{where}: no run of {algorithm} stored '{name}'; stored values: {', '.join(stored)}")
+
     def feature_names(self, dataset: str) -> list[str]:
         """The dataset's feature names as its runs recorded them ([] if unknown)."""
         return [str(n) for n in (self.datasets_info.get(dataset) or {}).get("feature_names") or []]

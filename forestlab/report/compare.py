@@ -144,6 +144,8 @@ def _pairs_section(res: ExperimentResults, spec: dict[str, Any]) -> tuple[list[s
     lines = [f"\n-- {spec['name']}: head to head on the same splits ({metric})"]
     frames = []
     for a, b in pairs:
+        for side in (a, b):
+            res.check_cell({"algorithm": side, "metric": metric}, f"table '{spec['name']}', pair [{a}, {b}]")
         table, summary = pair_table(res, a, b, metric, alpha=alpha)
         lines.append(summary.line())
         marks = [f"{d} {o}{'*' if s else ''}" for d, o, s in

@@ -335,6 +335,12 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
         if kind not in KINDS:
             raise ConfigError(f"figure '{spec.get('name')}': unknown kind '{kind}'; valid kinds: "
                               f"{', '.join(KINDS)}")
+        algorithms = spec.get("algorithms") or ([spec["algorithm"]] if spec.get("algorithm") else [])
+        for algorithm in algorithms:
+            res.check_cell({"algorithm": algorithm}, f"figure '{spec.get('name')}'")
+        for pair in spec.get("pairs") or []:
+            for side in (pair["a"], pair["b"]):
+                res.check_cell({"algorithm": side}, f"figure '{spec.get('name')}'")
         fig = KINDS[kind](res, spec)
         if res.smoke:
             fig.text(0.5, 0.005, "SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's "
