@@ -141,6 +141,24 @@ CASES = [
      "algorithm 'rf' grows 10000 trees per forest, more than limits.max_trees=5000: pass --yes", None),
     (RUN + ["dataset=sonar", "protocol=resample"],
      "protocol kind resample draws fresh training sets from a generator, but dataset 'sonar' is not generated", None),
+    (RUN + ["experiment=uci_binary", "dataset.target=foo"],
+     "dataset.target changes dataset 'wdbc_sklearn', which experiment uci_binary does not run", None),
+    (RUN + ["dataset=sonar", "+algorithm.grid.n_estimators=[5,7]"],
+     "algorithm 'rf' has a grid (n_estimators) but no model selection, so the grid would be ignored", None),
+    (RUN + ["dataset=sonar", "launcher.scheduler=tcp://127.0.0.1:8786"],
+     "is a dask scheduler, but the launcher is loky: add launcher=dask", None),
+    (RUN + ["experiment=quickstart", "algorithm.params.n_estimators=7", "+experiment.params.n_estimators=300"],
+     "algorithm.params.n_estimators and experiment.params.n_estimators are both given", None),
+    (RUN + ["+seeds=3"], "'seeds' exists already: write seeds=VALUE (without +)", None),
+    (RUN + ["paths.results_dir=conf/results"], "is inside the repository's conf/ folder", None),
+    (RUN + ["dataset=sonar", "--log-file", "/tmp"], "paths.log_file='/tmp' is a folder, not a file", None),
+    # --- a report naming what the experiment does not have (was a column of '—')
+    (["tables", "quickstart", "seeds=1", "limits.max_estimators=5", "experiment.tables.0.cells.0.metric=nope"],
+     "table 'test_risk', cell 1: no run of rf stored 'nope'; stored values:", None),
+    (["compare", "quickstart", "seeds=1", "limits.max_estimators=5", "experiment.tables.0.pairs=[[nope,rf]]"],
+     "algorithm 'nope' is not one of the experiment's (rf, sorf, mincq)", None),
+    (["figures", "quickstart", "seeds=1", "limits.max_estimators=5", "experiment.figures.0.algorithm=gboost"],
+     "figure 'error_curves': algorithm 'gboost' is not one of the experiment's", None),
 ]
 # One per class, through the real entry point as well.
 SUBPROCESS = [
