@@ -90,6 +90,8 @@ def wilcoxon_pvalue(diffs: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p-value of per-dataset differences (zeros split between the signs)."""
     d = np.asarray(diffs, float)
     d = d[np.isfinite(d)]
+    # a difference within float rounding of 0 (two equal means summed in another order) is a zero, as in the t-test
+    d = np.where(np.abs(d) <= _EQUAL, 0.0, d)
     if d.size < 2 or np.all(d == 0):
         return float("nan") if d.size < 2 else 1.0
     return float(_st.wilcoxon(d, zero_method="zsplit").pvalue)

@@ -73,7 +73,10 @@ CASES = [
     (["seed=99999999999999999999"], "seed must be <= 9223372036854775807"),
     (["launcher.n_jobs=0"], "launcher.n_jobs must be -1 (all cores) or a positive integer, got 0"),
     (["protocol.train_size=1.5"], "protocol.train_size as a fraction must be in (0, 1), got 1.5"),
-    (["+algorithm.grid.n_estimators=[]"], "algorithm 'rf': grid.n_estimators must be a non-empty list of values"),
+    (["protocol=oob", "+algorithm.grid.n_estimators=[]"],
+     "algorithm 'rf': grid.n_estimators must be a non-empty list of values"),
+    (["+algorithm.grid.n_estimators=[5,7]"], "has a grid (n_estimators) but no model selection, so the grid would be "
+     "ignored"),
     (["protocol=oob", "+algorithm.grid.n_estimators=[10,-2]"], "grid.n_estimators must be an int in the range "
                                                                "[1, inf), got -2"),
     (["algorithm.grid.n_estimators=[]"], "unknown config key 'algorithm.grid.n_estimators' (algorithm.grid has no "
@@ -133,7 +136,8 @@ def test_a_broken_yaml_file_is_one_clear_line(workdir, tmp_path, monkeypatch):
 def test_a_valid_override_is_accepted(workdir):
     """The contract is not 'everything fails': the same machinery accepts good input."""
     res = runner.invoke(app, ["run", "--dry-run", "dataset=sonar", "protocol.train_size=150", "protocol.test_size=58",
-                              "algorithm.params.n_estimators=7", "+algorithm.grid.n_estimators=[5,7]"])
+                              "algorithm.params.n_estimators=7", "protocol=oob",
+                              "+algorithm.grid.n_estimators=[5,7]"])
     assert res.exit_code == 0, res.stderr
     assert res.stdout.startswith("experiment single: 1 runs")
 
