@@ -344,10 +344,9 @@ def run(
     finally:
         lock.release()
     _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
-         f"{summary.already_done} already done, {summary.skipped} not started "
-         + (f", {summary.backfilled} gained metrics computed from their stored outputs " if summary.backfilled else "")
-         +
-         f"({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}"
+         f"{summary.already_done} already done, {summary.skipped} not started"
+         + (f", {summary.backfilled} gained metrics computed from their stored outputs" if summary.backfilled else "")
+         + f" ({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
         how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
