@@ -53,6 +53,16 @@ def _error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("forestlab: error:")]
 
 
+def _started_run(overrides: list[str], db: Path, n_done: int) -> subprocess.Popen:
+    """`forestlab run OVERRIDES` in a new session, returned once ``n_done`` runs are stored (or it ended)."""
+    proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while count_done(db) < n_done and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    return proc
+
+
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdir):
@@ -60,11 +70,7 @@ def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdi
                  "protocol.test_size=1000", "launcher.n_jobs=2"]
     results = workdir / "results"
     db = results / "runs.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while count_done(db) < 3 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    proc = _started_run(overrides, db, 3)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground process group
     t0 = time.time()
@@ -119,11 +125,7 @@ def test_sigterm_ends_a_run_like_ctrl_c_and_stops_the_workers(workdir):
                  "protocol.test_size=1000", "launcher.n_jobs=2"]
     results = workdir / "results"
     db = results / "runs.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while count_done(db) < 3 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    proc = _started_run(overrides, db, 3)
     assert proc.poll() is None, "the run ended before it could be terminated"
     workers = _descendants(proc.pid)
     proc.send_signal(signal.SIGTERM)  # the process alone, not its group
@@ -150,11 +152,7 @@ def test_workers_exit_when_the_run_is_killed_outright(workdir):
     overrides = ["dataset=ringnorm", "seeds=40", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
                  "protocol.test_size=1000", "launcher.n_jobs=2"]
     db = workdir / "results" / "runs.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while count_done(db) < 2 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    proc = _started_run(overrides, db, 2)
     workers = _descendants(proc.pid)
     assert proc.poll() is None and workers
     proc.kill()
