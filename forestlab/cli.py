@@ -619,6 +619,7 @@ def datasets_verify(
     """Check each dataset's files (SHA-256) and shape, from the cache, the mirror or the network."""
     from forestlab.config import compose, group_options, load_group_option, resolve_path, to_container
     from forestlab.datasets import verify_dataset
+    from forestlab.datasets._fetch import configured_mirror
 
     overrides = [n for n in names or [] if "=" in n]
     names = [n for n in names or [] if "=" not in n]
@@ -629,7 +630,7 @@ def datasets_verify(
     bad = 0
     for name in names or group_options("dataset"):
         ds_cfg = to_container(load_group_option("dataset", name))
-        res = verify_dataset(ds_cfg, data_dir=data_dir, mirror=cfg.paths.get("mirror"), download=download)
+        res = verify_dataset(ds_cfg, data_dir=data_dir, mirror=configured_mirror(cfg.paths), download=download)
         mark = "ok  " if res["ok"] else "FAIL"
         shape = "x".join(str(s) for s in res.get("shape") or ()) or "-"
         typer.echo(f"{mark} {name:<16} {shape:>12}  {res.get('message', '')}".rstrip())

@@ -130,9 +130,10 @@ def plan(experiment: Experiment | Any) -> list[RunSpec]:
 # ---------------------------------------------------------------------------------------------------------------
 def _load(payload: Mapping[str, Any]):
     from forestlab.datasets import load_dataset
+    from forestlab.datasets._fetch import configured_mirror
 
     paths = payload["paths"]
-    return load_dataset(payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=paths.get("mirror"),
+    return load_dataset(payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=configured_mirror(paths),
                         download=bool(paths.get("download", True)))
 
 
@@ -293,6 +294,7 @@ def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
     parses its files and writes its processed arrays for the runs.
     """
     from forestlab.datasets import load_dataset
+    from forestlab.datasets._fetch import configured_mirror
     from forestlab.datasets._load import processed_ready
 
     problems: dict[str, str] = {}
@@ -302,10 +304,10 @@ def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
             continue
         seen.add(spec.dataset)
         paths = spec.payload["paths"]
-        if processed_ready(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=paths.get("mirror")):
+        if processed_ready(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=configured_mirror(paths)):
             continue
         try:
-            load_dataset(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=paths.get("mirror"),
+            load_dataset(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=configured_mirror(paths),
                          download=bool(paths.get("download", True)))
         except ForestlabError as exc:
             problems[spec.dataset] = str(exc)

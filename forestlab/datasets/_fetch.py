@@ -25,6 +25,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from forestlab.errors import DatasetError
 
@@ -51,8 +52,11 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def resolve_mirror(mirror: str | os.PathLike[str] | None) -> Path | None:
-    """The mirror folder: the argument, else ``$FORESTLAB_DATA_MIRROR``; None when neither is set."""
+def resolve_mirror(mirror: str | os.PathLike[str] | None | bool) -> Path | None:
+    """The mirror folder: the argument, else ``$FORESTLAB_DATA_MIRROR``; None when neither is set, or when the
+    argument is False (a configuration that says "no mirror": :func:`configured_mirror`)."""
+    if mirror is False:
+        return None
     value = mirror if mirror not in (None, "") else os.environ.get(MIRROR_ENV) or None
     return Path(os.path.expanduser(str(value))).resolve() if value else None
 
@@ -200,7 +204,8 @@ def missing_files_error(dataset: str, missing: Sequence[tuple[FileSpec, str]], r
     rels = [spec.rel for spec, _ in missing]
     where = f"not in the cache {root}"
     if mirror_root is None:
-        where += f", no mirror set ({MIRROR_ENV} is unset)"
+        where += (f", no mirror set ({MIRROR_ENV} is unset)" if not os.environ.get(MIRROR_ENV)
+                  else f", no mirror used (paths.mirror=null; {MIRROR_ENV} is not read then)")
     else:
         where += f", not in the mirror {mirror_root}"
     why = sorted({reason for _, reason in missing})
@@ -212,3 +217,11 @@ def missing_files_error(dataset: str, missing: Sequence[tuple[FileSpec, str]], r
         f"(1) set {MIRROR_ENV}=DIR to a folder holding DIR/{rels[0]} (the layout of ../shared/datasets, see "
         f"data/README.md), or (2) {online}, or place the file(s) yourself at {root}/{rels[0]}"
         + (" etc." if len(rels) > 1 else ""))
+
+
+def configured_mirror(paths: Any) -> str | bool:
+    """The mirror a composed configuration names. Its ``paths.mirror`` already reads ``$FORESTLAB_DATA_MIRROR``, so
+    null there means "no mirror" (``paths.mirror=null`` given with the variable set): False, never the variable
+    again."""
+    value = paths.get("mirror")
+    return str(value) if value not in (None, "") else False
