@@ -306,8 +306,8 @@ def run(
 
     _setup_logging(quiet)
     exp = _experiment(overrides)
-    for note in exp.notes:  # what the limits changed in what was asked: said, never silent
-        _say(f"forestlab: note: {note}", err=True)
+    for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
+        log.info(f"note: {note}")
     if log_file:
         from forestlab.config import check_paths
 

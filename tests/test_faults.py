@@ -66,7 +66,7 @@ def _started_run(overrides: list[str], db: Path, n_done: int) -> subprocess.Pope
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdir):
-    overrides = ["dataset=ringnorm", "seeds=24", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
+    overrides = ["dataset=ringnorm", "seeds=60", "algorithm.params.n_estimators=60", "protocol.train_size=1000",
                  "protocol.test_size=1000", "launcher.n_jobs=2"]
     results = workdir / "results"
     db = results / "runs.sqlite"
@@ -80,11 +80,11 @@ def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdi
     assert "Traceback" not in stderr
     errors = _error_lines(stderr)
     assert len(errors) == 1 and "interrupted" in errors[0], stderr
-    assert "run the same command again" in errors[0] and "forestlab run dataset=ringnorm seeds=24" in errors[0]
+    assert "run the same command again" in errors[0] and "forestlab run dataset=ringnorm seeds=60" in errors[0]
     before = _state(results)
     n_stored = int(re.search(r"the (\d+) runs that finished are stored", errors[0]).group(1))
     assert before["integrity"] == "ok"
-    assert 3 <= before["done"] == n_stored < 24
+    assert 3 <= before["done"] == n_stored < 60
     lock = RunLock(results)  # the lock was released: a new run would not wait
     lock.acquire(wait=False)
     lock.release()
@@ -92,7 +92,7 @@ def test_sigint_stops_cleanly_stores_what_finished_and_says_how_to_resume(workdi
     rerun = run_cli("run", *overrides, "--quiet")
     assert rerun.returncode == 0, rerun.stderr
     assert f"{before['done']} already done" in rerun.stderr
-    _assert_complete(results, 24, before)
+    _assert_complete(results, 60, before)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -121,7 +121,7 @@ def _alive(pids: list[int]) -> list[int]:
 def test_sigterm_ends_a_run_like_ctrl_c_and_stops_the_workers(workdir):
     """SIGTERM (what timeout, cron daemons and cluster schedulers send) to the forestlab process alone: exit 143,
     one line, finished runs kept, no worker process left, and a rerun completes the rest."""
-    overrides = ["dataset=ringnorm", "seeds=24", "algorithm.params.n_estimators=30", "protocol.train_size=1000",
+    overrides = ["dataset=ringnorm", "seeds=60", "algorithm.params.n_estimators=60", "protocol.train_size=1000",
                  "protocol.test_size=1000", "launcher.n_jobs=2"]
     results = workdir / "results"
     db = results / "runs.sqlite"
@@ -139,10 +139,10 @@ def test_sigterm_ends_a_run_like_ctrl_c_and_stops_the_workers(workdir):
         time.sleep(0.2)
     assert not _alive(workers), "worker processes outlived the terminated run"
     before = _state(results)
-    assert before["integrity"] == "ok" and 3 <= before["done"] < 24
+    assert before["integrity"] == "ok" and 3 <= before["done"] < 60
     rerun = run_cli("run", *overrides, "--quiet")
     assert rerun.returncode == 0, rerun.stderr
-    _assert_complete(results, 24, before)
+    _assert_complete(results, 60, before)
 
 
 @pytest.mark.slow
