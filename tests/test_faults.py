@@ -55,8 +55,11 @@ def _error_lines(stderr: str) -> list[str]:
 
 def _started_run(overrides: list[str], db: Path, n_done: int) -> subprocess.Popen:
     """`forestlab run OVERRIDES` in a new session, returned once ``n_done`` runs are stored (or it ended)."""
+    # SIGINT as in an interactive foreground process: a test suite started in the background (`cmd &` in a script)
+    # has SIGINT ignored, and that would be inherited, so Ctrl-C could not be simulated
     proc = subprocess.Popen([sys.executable, "-m", "forestlab", "run", *overrides], cwd=REPO, env=os.environ.copy(),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 300
     while count_done(db) < n_done and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
