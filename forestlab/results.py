@@ -275,8 +275,7 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
     counts["pending"] = counts["planned"] - counts["done"] - counts["failed"]
     done = records[records["status"] == "done"].set_index("key")
     # plan order, done runs only
-    order = [k for k in planned["key"] if k in done.index]
-    done = done.loc[order].reset_index()
+    done = done.reset_index()
     arrays_dir = results_dir / "arrays"
 
     def load(key: str) -> dict[str, np.ndarray]:
@@ -288,9 +287,10 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
             if names:
                 new = outputs_metrics(names, load(row["key"]))
                 done.at[i, "metrics"] = {**(row["metrics"] or {}), **new}
-    values = _value_frame(done) if len(done) else pd.DataFrame(index=done.index)
-    runs = pd.concat([planned.set_index("key").loc[order].reset_index()[ID_COLUMNS], values.reset_index(drop=True)],
-                     axis=1) if len(done) else pd.DataFrame(columns=ID_COLUMNS)
+    # the plan's rows (plan order, its labels) of the done runs, with their values joined by key
+    values = _value_frame(done).set_index(done["key"]) if len(done) else pd.DataFrame()
+    labelled = planned[planned["key"].isin(set(done["key"]))][ID_COLUMNS]
+    runs = labelled.join(values, on="key") if len(done) else pd.DataFrame(columns=ID_COLUMNS)
     res = ExperimentResults(
         name=experiment.name, study=experiment.study, spec=_report_spec(experiment), planned=planned[ID_COLUMNS],
         runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
