@@ -144,7 +144,9 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
     ``derive_seed("resample-train", base_seed, dataset, repetition)``: independent training sets, one per
     repetition. The test set is ``test_size`` points drawn with ``derive_seed("resample-test", base_seed,
     dataset)``: no repetition in it, so every repetition is evaluated on the same test set (what the instability
-    measure and ROC envelopes compare). The two seeds never coincide (should a training seed hash to the test seed,
+    measure and ROC envelopes compare). With ``resplit: false`` every repetition gets the training set of
+    repetition 0 and only the learner's seed varies (the instability of a randomised learner on one training
+    set, as opposed to its instability across independent training sets). The two seeds never coincide (should a training seed hash to the test seed,
     it is derived again with a salt), so no training set repeats the test set's draws.
 
     Parameters
@@ -173,11 +175,12 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
     from forestlab.datasets._synthetic import sample_synthetic
 
     test_seed = derive_seed("resample-test", base_seed, dataset)
-    train_seed = derive_seed("resample-train", base_seed, dataset, repetition)
+    rep = repetition if protocol.get("resplit", True) else 0  # resplit false: one training set, learner seeds vary
+    train_seed = derive_seed("resample-train", base_seed, dataset, rep)
     salt = 0
     while train_seed == test_seed:  # a 2**-32 event, but then the training set would repeat the test set's draws
         salt += 1
-        train_seed = derive_seed("resample-train", base_seed, dataset, repetition, salt)
+        train_seed = derive_seed("resample-train", base_seed, dataset, rep, salt)
     cfg = {**ds_cfg, "name": ds_cfg.get("name") or dataset}
     X_train, y_train = sample_synthetic(cfg, int(protocol["train_size"]), train_seed)
     X_test, y_test = sample_synthetic(cfg, int(protocol["test_size"]), test_seed)

@@ -254,6 +254,16 @@ def test_resample_draws_fresh_training_sets_against_one_test_set():
     assert not np.array_equal(other.X_test, draws[0].X_test)
 
 
+def test_resample_without_resplit_keeps_one_training_set():
+    cfg = _synth_cfg("ringnorm", n_features=5)
+    fixed = {**RESAMPLE, "resplit": False}
+    draws = [draw_resample(fixed, cfg, base_seed=3, dataset="ringnorm", repetition=r) for r in range(3)]
+    first = draw_resample(RESAMPLE, cfg, base_seed=3, dataset="ringnorm", repetition=0)
+    for d in draws:
+        np.testing.assert_array_equal(d.X_train, first.X_train)
+        np.testing.assert_array_equal(d.X_test, first.X_test)
+
+
 def test_resample_without_test_set():
     d = draw_resample({**RESAMPLE, "test_size": 0}, _synth_cfg(), base_seed=0, dataset="twonorm", repetition=0)
     assert d.X_train.shape == (200, 20) and d.X_test.shape == (0, 20) and d.y_test.shape == (0,)
