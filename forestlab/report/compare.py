@@ -30,25 +30,43 @@ def read_published(study: str | None, filename: str) -> pd.DataFrame:
 
 
 def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
-    """One row per published number that the experiment reproduces (same dataset, algorithm and metric)."""
+    """One row per published number that the experiment reproduces (same dataset, algorithm and metric).
+
+    A cell ``{algorithm, measure}`` (a statistic over all the runs of the cell, e.g. the instability) is compared
+    as one number (``n`` = 1, no spread). A published value left empty (a number lost in the source, e.g. to OCR)
+    gives a row with ``published`` NaN and the file's ``note``: shown, never judged.
+    """
+    from forestlab.report.tables import measure_value
+
     published = read_published(res.study, spec["published"])
     wanted = {(str(c["algorithm"]), str(c["metric"])) for c in spec["cells"] if "metric" in c}
+    measures = {(str(c["algorithm"]), str(c["measure"])): c for c in spec["cells"] if "measure" in c}
     rows = []
     for _, p in published.iterrows():
-        if (p["algorithm"], p["metric"]) not in wanted or p["dataset"] not in res.datasets:
+        key = (p["algorithm"], p["metric"])
+        if (key not in wanted and key not in measures) or p["dataset"] not in res.datasets:
             continue
-        vals = res.values(p["algorithm"], p["metric"], p["dataset"])["value"].to_numpy()
-        mean, std, n = summarise(vals)
-        diff = mean - float(p["value"]) if n else float("nan")
+        if key in measures:
+            value = measure_value(res, measures[key], p["dataset"])
+            mean, std, n = value, float("nan"), int(not math.isnan(value))
+        else:
+            mean, std, n = summarise(res.values(p["algorithm"], p["metric"], p["dataset"])["value"].to_numpy())
+        pub = pd.to_numeric(p["value"], errors="coerce")
+        pub = float("nan") if pd.isna(pub) else float(pub)
+        diff = mean - pub if n else float("nan")
         se = std / math.sqrt(n) if n > 1 else float("nan")
+        judged = n > 1 and not math.isnan(diff)
+        note = p.get("note") if "note" in published.columns else None
         rows.append({"dataset": p["dataset"], "algorithm": p["algorithm"], "metric": p["metric"],
-                     "published": float(p["value"]), "reproduced": mean, "std": std, "n": n, "diff": diff,
+                     "published": pub, "reproduced": mean, "std": std, "n": n, "diff": diff,
                      # a single split's number falls inside our spread across splits about 95% of the time; with
-                     # fewer than two runs there is no spread: not applicable
-                     "within_2std": bool(abs(diff) <= 2 * std) if n > 1 else None,
-                     "z_mean": diff / se if n > 1 and se > 0 else float("nan")})
+                     # fewer than two runs there is no spread, and a lost published number has nothing to judge:
+                     # not applicable
+                     "within_2std": bool(abs(diff) <= 2 * std) if judged else None,
+                     "z_mean": diff / se if judged and se > 0 else float("nan"),
+                     "note": "" if note is None or pd.isna(note) else str(note)})
     return pd.DataFrame(rows, columns=["dataset", "algorithm", "metric", "published", "reproduced", "std", "n",
-                                       "diff", "within_2std", "z_mean"])
+                                       "diff", "within_2std", "z_mean", "note"])
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -62,9 +80,11 @@ def _within(flag: Any) -> str:
 def summary_lines(table: pd.DataFrame) -> list[str]:
     lines = []
     for (algorithm, metric), grp in table.groupby(["algorithm", "metric"], sort=False):
-        g = grp[grp["n"] > 0]
+        lost = int(grp["published"].isna().sum())
+        g = grp[(grp["n"] > 0) & grp["published"].notna()]
+        lost_note = f" ({lost} published value(s) lost in the source, not compared)" if lost else ""
         if g.empty:
-            lines.append(f"{algorithm} {metric}: no runs yet")
+            lines.append(f"{algorithm} {metric}: no comparable runs yet{lost_note}")
             continue
         mad = float(np.mean(np.abs(g["diff"])))
         judged = g[g["n"] > 1]
@@ -72,7 +92,8 @@ def summary_lines(table: pd.DataFrame) -> list[str]:
                   f"/{len(judged)}" if len(judged) else "within 2 std: n/a (a single run has no spread)")
         lines.append(
             f"{algorithm} {metric}: {len(g)}/{len(grp)} cells reproduced; mean absolute difference {mad:.4f}; "
-            f"mean published {g['published'].mean():.4f} vs reproduced {g['reproduced'].mean():.4f}; {within}")
+            f"mean published {g['published'].mean():.4f} vs reproduced {g['reproduced'].mean():.4f}; {within}"
+            f"{lost_note}")
     return lines
 
 
@@ -95,8 +116,8 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
             table = comparison_table(res, spec)
             out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "
                        f"(mean ± std over seeds; diff = reproduced - published)")
-            digits = {(str(c["algorithm"]), str(c["metric"])): int(c.get("digits", 3)) for c in spec["cells"]
-                      if "metric" in c}
+            digits = {(str(c["algorithm"]), str(c.get("metric", c.get("measure")))): int(c.get("digits", 3))
+                      for c in spec["cells"] if "metric" in c or "measure" in c}
             dig = [digits.get((a, m), 3) for a, m in zip(table["algorithm"], table["metric"], strict=True)]
             display = pd.DataFrame({
                 "dataset": table["dataset"], "algorithm": table["algorithm"], "metric": table["metric"],
@@ -107,6 +128,8 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
                 "n": table["n"], "diff": [("—" if math.isnan(d) else f"{d:+.3f}") for d in table["diff"]],
                 "within 2 std": [_within(w) for w in table["within_2std"]],
             })
+            if table["note"].astype(bool).any():
+                display["note"] = table["note"]
             out.append(to_markdown(display).rstrip())
             out.append("")
             out.extend(summary_lines(table))
