@@ -1,0 +1,779 @@
+"""TreeRank: the ranking tree of depecker2010 (bipartite ranking by recursive local AUC maximisation).
+
+TreeRank (Clémençon & Vayatis; depecker2010 §2.2) grows a binary, *left-to-right oriented* master tree: each
+internal node C is split into a left child L (the "better" part) and a right child C \\ L chosen to maximise the
+local AUC criterion
+
+    Λ(L) = α̂(C) β̂(L) − β̂(C) α̂(L),
+
+with α̂, β̂ the shares of the training negatives / positives in a set (global rates, §2.1). Its leaves read left to
+right rank the input space from most to least likely positive; the score is any strictly decreasing function of a
+leaf's position (here ``(n_leaves − i) / n_leaves`` for the i-th leaf, as in the R package). The training AUC is
+``½ + ½ Σ Λ`` over the splits (§2.2).
+
+Each split is made by a **LeafRank** (§2.3–2.7). Maximising Λ over L ⊂ C is weighted binary classification on C's
+data with positives weighted 1 − p̂_C and negatives p̂_C (p̂_C the share of positives in C; digest Prop. 14):
+
+- ``"axis"``: the chapter-1 rule, one axis-parallel cut X^j ≤ u or X^j > u (either side may be L), maximising Λ;
+- ``"cart"``: a weighted CART grown on C's data; its leaves are sorted by β̂/α̂ (α̂ = 0 as +inf) and the best prefix
+  union (the argmax of the within-cell β̂ − α̂) is L (the R package's ``LRCart`` + ``LRCartFusion``);
+- ``"svm"``: a weighted soft-margin SVM (class weights 1 − p̂_C for +1, p̂_C for −1); L = its positive side;
+- ``"dyadic"``: a fixed dyadic partition of C's bounding box (2**m bins per variable), cells sorted by β̂/α̂ and the
+  best prefix union kept (§2.5).
+
+Randomisation for ranking forests (§2.11): ``max_features`` (RF1) draws variables without replacement at each master
+node, ``leafrank_max_features`` (RF2) at each node of the LeafRank CART among the master node's variables.
+
+The fitted tree is kept as arrays (:class:`RankingTree`, the pruning and forest code read them) plus a flattened
+routing structure: for the CART and axis LeafRanks every master split is itself a small tree of axis-parallel tests,
+and all of them are chained into one decision graph that a new point walks once.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils import ClassifierTags, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
+from forestlab.learners._forest import MAX_FEATURES_CONSTRAINTS, resolve_max_features
+
+__all__ = ["LEAFRANKS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order"]
+
+#: The LeafRank rules (how each master node is split).
+LEAFRANKS = ("cart", "axis", "svm", "dyadic")
+_UNLIMITED = np.iinfo(np.int64).max
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fitted master tree
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class RankingTree:
+    """A fitted TreeRank master tree, as arrays indexed by node id (root 0, ids in depth-first pre-order, so a
+    node's id is larger than its parent's).
+
+    Attributes
+    ----------
+    children_left, children_right : ndarray of int64
+        The left (better) and right child of each node; −1 at leaves.
+    parent : ndarray of int64
+        Each node's parent; −1 at the root.
+    depth : ndarray of int64
+        Each node's depth (root 0).
+    n_pos, n_neg : ndarray of float64
+        Training positives / negatives in each node (counted with their sample weights: duplicate rows and integer
+        weights give the same numbers). Global rates: ``n_pos / n_pos[0]``, ``n_neg / n_neg[0]``.
+    gain : ndarray of float64
+        Λ = α̂(C) β̂(L) − β̂(C) α̂(L) of each node's split (global rates; 0 at leaves). Collapsing the subtree below a
+        node lowers the training AUC by half the sum of the gains of its internal nodes.
+    features : list of ndarray
+        The variables (column indices) the LeafRank could use at each internal node (all of them unless RF1
+        randomisation drew a subset); empty at leaves.
+    """
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+    n_pos: np.ndarray
+    n_neg: np.ndarray
+    gain: np.ndarray
+    features: list[np.ndarray]
+
+    @property
+    def node_count(self) -> int:
+        """Number of nodes."""
+        return len(self.children_left)
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        """Boolean mask of the leaves."""
+        return self.children_left < 0
+
+    @property
+    def max_depth(self) -> int:
+        """Depth of the deepest leaf."""
+        return int(self.depth.max())
+
+    def leaves_in_order(self, depth: int | None = None) -> np.ndarray:
+        """The leaves left to right (best to worst) of the tree, or of the tree truncated at ``depth`` (nodes at
+        that depth become leaves).
+
+        Parameters
+        ----------
+        depth : int or None
+            Truncation depth (>= 0); None for the whole tree.
+
+        Returns
+        -------
+        ndarray of int64
+            Node ids.
+        """
+        limit = _UNLIMITED if depth is None else int(depth)
+        out: list[int] = []
+        stack = [0]
+        while stack:
+            node = stack.pop()
+            if self.children_left[node] < 0 or self.depth[node] >= limit:
+                out.append(node)
+            else:
+                stack.append(int(self.children_right[node]))
+                stack.append(int(self.children_left[node]))
+        return np.asarray(out, dtype=np.int64)
+
+    def collapse(self, nodes: np.ndarray, leaves: np.ndarray) -> np.ndarray:
+        """Map each node of ``nodes`` to the member of ``leaves`` that is the node itself or its ancestor.
+
+        ``leaves`` must be the leaves of a subtree grown from the root (a pruned tree): every leaf of the full tree
+        has exactly one of them as itself or ancestor.
+
+        Raises
+        ------
+        ValueError
+            If ``leaves`` is not such a set.
+        """
+        leaves = np.asarray(leaves, dtype=np.int64)
+        n = self.node_count
+        if leaves.ndim != 1 or len(leaves) == 0 or leaves.min() < 0 or leaves.max() >= n:
+            raise ValueError(f"leaves must be a non-empty list of node ids in [0, {n})")
+        owner = np.full(n, -1, dtype=np.int64)
+        owner[leaves] = leaves
+        for node in range(1, n):  # pre-order ids: a parent is processed before its children
+            up = owner[self.parent[node]]
+            if up >= 0:
+                if owner[node] >= 0 and owner[node] != up:
+                    raise ValueError(f"leaves hold node {node} and its ancestor {up}")
+                owner[node] = up
+        if len(np.unique(leaves)) != len(leaves) or np.any(owner[self.is_leaf] < 0):
+            raise ValueError("leaves must cover every leaf of the tree exactly once (the leaves of a pruned tree)")
+        return owner[np.asarray(nodes, dtype=np.int64)]
+
+
+def scores_from_leaf_order(leaves: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Per-node scores of the leaves taken best first: ``(L − i) / L`` for the i-th of L leaves (the R package's),
+    NaN for nodes not in ``leaves``.
+
+    >>> scores_from_leaf_order(np.array([2, 3, 1]), 4)
+    array([       nan, 0.33333333, 1.        , 0.66666667])
+    """
+    leaves = np.asarray(leaves, dtype=np.int64)
+    scores = np.full(n_nodes, np.nan)
+    n_leaves = len(leaves)
+    scores[leaves] = (n_leaves - np.arange(n_leaves)) / n_leaves
+    return scores
+
+
+def best_prefix(n_pos: np.ndarray, n_neg: np.ndarray) -> np.ndarray:
+    """The LeafRank merge of a partition's cells (§2.4): sort the cells by β̂/α̂ decreasing (α̂ = 0 as +inf, ties in
+    cell order) and keep the prefix union maximising β̂ − α̂ (within-cell rates; the empty union counts, value 0).
+
+    Parameters
+    ----------
+    n_pos, n_neg : ndarray of shape (n_cells,)
+        Positives and negatives (weighted counts) of each cell.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_cells,)
+        True for the cells of the union L (the left child).
+
+    >>> best_prefix(np.array([3., 1., 0.]), np.array([1., 1., 2.]))
+    array([ True, False, False])
+    """
+    n_pos = np.asarray(n_pos, dtype=np.float64)
+    n_neg = np.asarray(n_neg, dtype=np.float64)
+    total_pos, total_neg = n_pos.sum(), n_neg.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(n_neg > 0, n_pos / n_neg, np.inf)
+    order = np.argsort(-ratio, kind="stable")
+    gain = np.concatenate([[0.0], np.cumsum(n_pos[order]) / total_pos - np.cumsum(n_neg[order]) / total_neg])
+    keep = int(np.argmax(gain))
+    chosen = np.zeros(len(n_pos), dtype=bool)
+    chosen[order[:keep]] = True
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# LeafRanks: each returns the training points' side (True = left) and a rule that routes new points
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _LocalTree:
+    """A LeafRank made of axis-parallel tests: node arrays (leaves: feature −1), the leaves in L, and the squared
+    half-gains (ΔAUC², eqs 2.16–2.17) of its internal nodes for the variable importances."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    in_left: np.ndarray
+    importance: np.ndarray
+
+
+class _SVMRule:
+    def __init__(self, svm: SVC, features: np.ndarray) -> None:
+        self.svm = svm
+        self.features = features
+
+    def goes_left(self, X: np.ndarray) -> np.ndarray:
+        return self.side(X[:, self.features])
+
+    def side(self, X_local: np.ndarray) -> np.ndarray:
+        """True for the points (on the node's variables) on the positive side of the SVM."""
+        return self.svm.decision_function(X_local) > 0
+
+
+class _DyadicRule:
+    def __init__(self, features: np.ndarray, low: np.ndarray, width: np.ndarray, n_bins: int,
+                 cells: np.ndarray) -> None:
+        self.features = features
+        self.low = low
+        self.width = width
+        self.n_bins = n_bins
+        self.cells = cells  # the cells of L, one row of bin indices each
+
+    def goes_left(self, X: np.ndarray) -> np.ndarray:
+        return self.side(X[:, self.features])
+
+    def side(self, X_local: np.ndarray) -> np.ndarray:
+        """True for the points (on the node's variables) in a cell of L."""
+        bins = _dyadic_bins(X_local, self.low, self.width, self.n_bins)
+        if len(self.cells) == 0 or len(bins) == 0:
+            return np.zeros(len(bins), dtype=bool)
+        _, inverse = np.unique(np.vstack([self.cells, bins]), axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        return np.isin(inverse[len(self.cells):], inverse[:len(self.cells)])
+
+
+def _dyadic_bins(X: np.ndarray, low: np.ndarray, width: np.ndarray, n_bins: int) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(width > 0, (X - low) / np.where(width > 0, width, 1.0), 0.0)
+    return np.clip(np.floor(scaled * n_bins), 0, n_bins - 1).astype(np.int32)
+
+
+def _axis_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, min_leaf: float,
+                   total: tuple[float, float]) -> _LocalTree | None:
+    """The best single cut X^j ≤ u / X^j > u (Λ maximal), as a one-node local tree; None if no cut helps."""
+    cell_pos = float(w[pos].sum())
+    cell_neg = float(w[~pos].sum())
+    best = (0.0, -1, 0.0)  # (criterion, feature, threshold); criterion = n_neg(C) n_pos(L) − n_pos(C) n_neg(L)
+    wp = np.where(pos, w, 0.0)
+    wn = np.where(pos, 0.0, w)
+    for j, f in enumerate(features):
+        x = X[:, j]
+        order = np.argsort(x, kind="stable")
+        xs = x[order]
+        cum_pos = np.cumsum(wp[order])
+        cum_neg = np.cumsum(wn[order])
+        count = cum_pos + cum_neg
+        valid = (xs[:-1] < xs[1:]) & (count[:-1] >= min_leaf) & (count[-1] - count[:-1] >= min_leaf)
+        if not valid.any():
+            continue
+        crit = cell_neg * cum_pos[:-1] - cell_pos * cum_neg[:-1]
+        crit = np.where(valid, crit, 0.0)
+        k = int(np.argmax(np.abs(crit)))
+        if abs(crit[k]) > abs(best[0]) * (1 + 1e-12) and abs(crit[k]) > 0:
+            best = (float(crit[k]), int(f), _midpoint(xs[k], xs[k + 1]))
+    crit, feature, threshold = best
+    if feature < 0:
+        return None
+    n_pos, n_neg = total
+    half_gain = abs(crit) / (2.0 * n_pos * n_neg)
+    return _LocalTree(feature=np.array([feature, -1, -1]), threshold=np.array([threshold, 0.0, 0.0]),
+                      left=np.array([1, -1, -1]), right=np.array([2, -1, -1]),
+                      in_left=np.array([False, crit > 0, crit < 0]),
+                      importance=np.array([half_gain ** 2, 0.0, 0.0]))
+
+
+def _midpoint(a: float, b: float) -> float:
+    mid = a / 2.0 + b / 2.0
+    return float(a if mid >= b or mid < a else mid)
+
+
+def _cart_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, params: dict[str, Any],
+                   seed: int, total: tuple[float, float]) -> _LocalTree | None:
+    """The weighted CART LeafRank (§2.6): a CART on the cell's data with positives weighted 1 − p̂ and negatives
+    p̂, its leaves merged by :func:`best_prefix`; None if L would be empty or the whole cell."""
+    cell_pos = float(w[pos].sum())
+    cell_neg = float(w[~pos].sum())
+    p_hat = cell_pos / (cell_pos + cell_neg)
+    cost = np.where(pos, 1.0 - p_hat, p_hat) * w
+    max_features = resolve_max_features(params["leafrank_max_features"], len(features))
+    cart = DecisionTreeClassifier(criterion=params["leafrank_criterion"], max_depth=params["leafrank_max_depth"],
+                                  min_samples_split=params["leafrank_min_samples_split"],
+                                  min_samples_leaf=params["leafrank_min_samples_leaf"], max_features=max_features,
+                                  random_state=seed)
+    cart.fit(X, pos, sample_weight=cost)
+    tree = cart.tree_
+    indicator = cart.decision_path(X).tocsc()
+    node_pos = indicator.T @ np.where(pos, w, 0.0)
+    node_neg = indicator.T @ np.where(pos, 0.0, w)
+    is_leaf = tree.children_left < 0
+    leaves = np.flatnonzero(is_leaf)
+    chosen = best_prefix(node_pos[leaves], node_neg[leaves])
+    if not chosen.any() or chosen.all():
+        return None
+    in_left = np.zeros(tree.node_count, dtype=bool)
+    in_left[leaves[chosen]] = True
+    n_pos, n_neg = total
+    importance = np.zeros(tree.node_count)
+    internal = np.flatnonzero(~is_leaf)
+    left = tree.children_left[internal]
+    importance[internal] = ((node_neg[internal] * node_pos[left] - node_pos[internal] * node_neg[left])
+                            / (2.0 * n_pos * n_neg)) ** 2
+    feature = np.where(is_leaf, -1, features[np.maximum(tree.feature, 0)])
+    return _LocalTree(feature=feature.astype(np.int64), threshold=tree.threshold.astype(np.float64),
+                      left=tree.children_left.astype(np.int64), right=tree.children_right.astype(np.int64),
+                      in_left=in_left, importance=importance)
+
+
+def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
+                  params: dict[str, Any]) -> _SVMRule:
+    cell_pos = float(w[pos].sum())
+    cell_neg = float(w[~pos].sum())
+    p_hat = cell_pos / (cell_pos + cell_neg)
+    svm = SVC(kernel=params["svm_kernel"], C=params["svm_C"], gamma=params["svm_gamma"],
+              class_weight={1: 1.0 - p_hat, -1: p_hat})
+    svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
+    return _SVMRule(svm, features)
+
+
+def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
+                     resolution: int) -> _DyadicRule:
+    low = X.min(axis=0)
+    width = X.max(axis=0) - low
+    n_bins = 2 ** resolution
+    bins = _dyadic_bins(X, low, width, n_bins)
+    cells, inverse = np.unique(bins, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    cell_pos = np.bincount(inverse, weights=np.where(pos, w, 0.0), minlength=len(cells))
+    cell_neg = np.bincount(inverse, weights=np.where(pos, 0.0, w), minlength=len(cells))
+    chosen = best_prefix(cell_pos, cell_neg)
+    return _DyadicRule(features, low, width, n_bins, cells[chosen])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The estimator
+# ---------------------------------------------------------------------------------------------------------------
+class TreeRank(RunReportMixin, BaseEstimator):
+    """TreeRank ranking tree (depecker2010 §2.2) with a choice of LeafRank; a bipartite ranker.
+
+    Parameters
+    ----------
+    leafrank : {"cart", "axis", "svm", "dyadic"}, default="cart"
+        How each master node is split (see the module docstring): weighted CART (TRK_CART), one axis-parallel cut
+        (chapter 1), weighted SVM (TRK_SVM), or a fixed dyadic partition of the node's bounding box.
+    max_depth : int or None, default=10
+        Depth of the master tree (root depth 0); None for no limit.
+    min_samples_split : int, default=50
+        A master node with fewer training points (counting sample weights) is a leaf. A node is also a leaf at
+        ``max_depth``, when pure, or when the LeafRank leaves one side empty.
+    max_features : int, float, str or None, default=None
+        RF1: variables drawn without replacement at each master node for its LeafRank (int count, float fraction
+        ``max(1, floor(f q))``, a rule of :func:`~forestlab.learners.resolve_max_features`; None = all).
+    leafrank_max_depth : int or None, default=10
+        Depth of each LeafRank CART (the R package's LRCart default).
+    leafrank_min_samples_split : int, default=50
+        A LeafRank CART node with fewer points is a leaf.
+    leafrank_min_samples_leaf : int, default=1
+        Fewest points in a LeafRank CART leaf (also bounds the sides of the ``"axis"`` cut).
+    leafrank_max_features : int, float, str or None, default=None
+        RF2: variables drawn at each node of the LeafRank CART among the master node's variables (count or fraction
+        of those); None = all.
+    leafrank_criterion : {"gini"}, default="gini"
+        Impurity of the LeafRank CART, computed with the cost-sensitive weights (positives 1 − p̂_C, negatives
+        p̂_C, which balance the two classes in every cell). The R package uses a weighted misclassification
+        impurity instead (ambiguity 6 of the digest).
+    svm_kernel : {"rbf", "linear"}, default="rbf"
+        Kernel of the SVM LeafRank.
+    svm_C : float, default=1.0
+        Soft-margin constant of the SVM LeafRank (per-point costs C (1 − p̂_C) for positives, C p̂_C for negatives).
+    svm_gamma : {"scale", "auto"} or float, default="scale"
+        RBF width of the SVM LeafRank, as in :class:`sklearn.svm.SVC` (computed on each node's data).
+    dyadic_resolution : int, default=2
+        m of the dyadic LeafRank: the node's bounding box (of its training points, on its variables) is cut into
+        2**m equal bins per variable; new points outside the box fall into the edge bins, points in cells that held
+        no training point go right.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the RF1 / RF2 draws (a tree without randomisation does not depend on it).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels; ``classes_[1]`` (+1) is the positive class.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    tree_ : RankingTree
+        The master tree (children, parents, depths, per-node training counts and split gains).
+    n_leaves_ : int
+        Number of leaves.
+    leaves_ : ndarray of int64
+        Leaf ids left to right (best to worst).
+    train_auc_ : float
+        Training AUC, ½ + ½ Σ Λ over the splits (equal to ``roc_auc_score`` of the training scores).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Relative importances of eqs 2.16–2.17 (squared AUC gains of the LeafRank CART splits per variable, weighted
+        by the master cells' sizes), divided by their maximum (all 0 if no split). For ``"axis"`` each master split
+        counts as a one-node CART. Not defined for ``"svm"`` and ``"dyadic"`` (AttributeError).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=400, n_features=5, random_state=0)
+    >>> ranker = TreeRank(max_depth=3, random_state=0).fit(X, 2 * y - 1)
+    >>> ranker.n_leaves_ <= 8, round(ranker.train_auc_, 3) > 0.9
+    (True, True)
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "leafrank": [StrOptions(set(LEAFRANKS))],
+        "max_depth": [IntNotBool(0, None, closed="left"), None],
+        "min_samples_split": [IntNotBool(2, None, closed="left")],
+        "max_features": MAX_FEATURES_CONSTRAINTS,
+        "leafrank_max_depth": [IntNotBool(1, None, closed="left"), None],
+        "leafrank_min_samples_split": [IntNotBool(2, None, closed="left")],
+        "leafrank_min_samples_leaf": [IntNotBool(1, None, closed="left")],
+        "leafrank_max_features": MAX_FEATURES_CONSTRAINTS,
+        "leafrank_criterion": [StrOptions({"gini"})],
+        "svm_kernel": [StrOptions({"linear", "rbf"})],
+        "svm_C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "svm_gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "dyadic_resolution": [IntNotBool(1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        leafrank: str = "cart",
+        max_depth: int | None = 10,
+        min_samples_split: int = 50,
+        max_features: int | float | str | None = None,
+        leafrank_max_depth: int | None = 10,
+        leafrank_min_samples_split: int = 50,
+        leafrank_min_samples_leaf: int = 1,
+        leafrank_max_features: int | float | str | None = None,
+        leafrank_criterion: str = "gini",
+        svm_kernel: str = "rbf",
+        svm_C: float = 1.0,
+        svm_gamma: str | float = "scale",
+        dyadic_resolution: int = 2,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.leafrank = leafrank
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.max_features = max_features
+        self.leafrank_max_depth = leafrank_max_depth
+        self.leafrank_min_samples_split = leafrank_min_samples_split
+        self.leafrank_min_samples_leaf = leafrank_min_samples_leaf
+        self.leafrank_max_features = leafrank_max_features
+        self.leafrank_criterion = leafrank_criterion
+        self.svm_kernel = svm_kernel
+        self.svm_C = svm_C
+        self.svm_gamma = svm_gamma
+        self.dyadic_resolution = dyadic_resolution
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TreeRank:
+        """Grow the ranking tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (dense, finite).
+        y : array-like of shape (n_samples,)
+            Labels in {-1, +1} (+1 = positive), both present. Any two labels are accepted, the greater one being
+            the positive class (``classes_[1]``, scikit-learn's binary convention).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights; an integer weight k counts like k copies of the row (a bootstrap sample can be
+            passed as counts). Rows of weight 0 are ignored.
+
+        Returns
+        -------
+        self : TreeRank
+            The fitted ranker.
+
+        Raises
+        ------
+        ValueError
+            If the labels are not exactly two classes, or the weights are invalid (negative, or zero for a whole
+            class).
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        classes, codes = check_two_classes(y, "TreeRank")
+        if len(classes) != 2:
+            raise ValueError(f"TreeRank is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
+                             f"{len(classes)}: {list(classes)!r}")
+        weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        keep = weight > 0
+        pos = codes == 1
+        if not (keep & pos).any() or not (keep & ~pos).any():
+            raise ValueError("sample_weight is zero for every point of a class; TreeRank needs positives and "
+                             "negatives of positive weight")
+        if not keep.all():
+            X, pos, weight = X[keep], pos[keep], weight[keep]
+        self.classes_ = classes
+        self._grow(X, pos, weight)
+        return self
+
+    def _leafrank_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("leafrank_max_depth", "leafrank_min_samples_split",
+                                              "leafrank_min_samples_leaf", "leafrank_max_features",
+                                              "leafrank_criterion", "svm_kernel", "svm_C", "svm_gamma")}
+
+    def _grow(self, X: np.ndarray, pos: np.ndarray, weight: np.ndarray) -> None:
+        n_features = X.shape[1]
+        n_master = resolve_max_features(self.max_features, n_features)
+        rng = check_random_state(self.random_state)
+        max_depth = _UNLIMITED if self.max_depth is None else self.max_depth
+        params = self._leafrank_params()
+        total = (float(weight[pos].sum()), float(weight[~pos].sum()))
+        all_features = np.arange(n_features)
+
+        left: list[int] = []
+        right: list[int] = []
+        parent: list[int] = []
+        depth: list[int] = []
+        n_pos: list[float] = []
+        n_neg: list[float] = []
+        gain: list[float] = []
+        features: list[np.ndarray] = []
+        rules: list[Any] = []
+        # (sample indices, parent id, is the left child, depth): ids are given when popped (pre-order)
+        stack: list[tuple[np.ndarray, int, bool, int]] = [(np.arange(len(pos)), -1, False, 0)]
+        while stack:
+            idx, par, is_left, d = stack.pop()
+            node = len(left)
+            left.append(-1)
+            right.append(-1)
+            parent.append(par)
+            depth.append(d)
+            if par >= 0:
+                (left if is_left else right)[par] = node
+            w = weight[idx]
+            p = pos[idx]
+            node_pos = float(w[p].sum())
+            node_neg = float(w[~p].sum())
+            n_pos.append(node_pos)
+            n_neg.append(node_neg)
+            gain.append(0.0)
+            features.append(np.empty(0, dtype=np.int64))
+            rules.append(None)
+            if d >= max_depth or node_pos + node_neg < self.min_samples_split or node_pos == 0 or node_neg == 0:
+                continue
+            feats = all_features if n_master == n_features else np.sort(rng.choice(n_features, n_master,
+                                                                                   replace=False))
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            Xc = X[np.ix_(idx, feats)]
+            goes_left, rule = self._split(Xc, p, w, feats, params, seed, total)
+            if goes_left is None or goes_left.all() or not goes_left.any():
+                continue
+            lam = (node_neg * float(w[goes_left & p].sum()) - node_pos * float(w[goes_left & ~p].sum())) \
+                / (total[0] * total[1])
+            gain[node] = lam
+            features[node] = feats
+            rules[node] = rule
+            stack.append((idx[~goes_left], node, False, d + 1))
+            stack.append((idx[goes_left], node, True, d + 1))
+
+        self.tree_ = RankingTree(children_left=np.asarray(left, dtype=np.int64),
+                                 children_right=np.asarray(right, dtype=np.int64),
+                                 parent=np.asarray(parent, dtype=np.int64), depth=np.asarray(depth, dtype=np.int64),
+                                 n_pos=np.asarray(n_pos), n_neg=np.asarray(n_neg), gain=np.asarray(gain),
+                                 features=features)
+        self._rules = rules
+        self._routing = self._flatten(rules) if self.leafrank in ("cart", "axis") else None
+        self.leaves_ = self.tree_.leaves_in_order()
+        self.n_leaves_ = len(self.leaves_)
+        self.train_auc_ = float(0.5 + 0.5 * self.tree_.gain.sum())
+        if self.leafrank in ("cart", "axis"):
+            importances = np.zeros(n_features)
+            for rule in rules:
+                if rule is not None:
+                    internal = rule.feature >= 0
+                    np.add.at(importances, rule.feature[internal], rule.importance[internal])
+            top = importances.max()
+            self._importances = importances / top if top > 0 else importances
+        else:
+            self._importances = None
+
+    def _split(self, Xc: np.ndarray, p: np.ndarray, w: np.ndarray, feats: np.ndarray, params: dict[str, Any],
+               seed: int, total: tuple[float, float]) -> tuple[np.ndarray | None, Any]:
+        """Run the LeafRank on one master node's data: the points' sides (True = left) and the routing rule."""
+        if self.leafrank in ("cart", "axis"):
+            if self.leafrank == "cart":
+                rule = _cart_leafrank(Xc, p, w, feats, params, seed, total)
+            else:
+                rule = _axis_leafrank(Xc, p, w, feats, self.leafrank_min_samples_leaf, total)
+            if rule is None:
+                return None, None
+            col = {int(f): j for j, f in enumerate(feats)}
+            goes_left = np.empty(len(p), dtype=bool)
+            node = np.zeros(len(p), dtype=np.int64)
+            active = rule.feature[node] >= 0
+            while active.any():
+                at = node[active]
+                cols = np.array([col[int(f)] for f in rule.feature[at]])
+                rows = np.flatnonzero(active)
+                go = Xc[rows, cols] <= rule.threshold[at]
+                node[rows] = np.where(go, rule.left[at], rule.right[at])
+                active = rule.feature[node] >= 0
+            goes_left[:] = rule.in_left[node]
+            return goes_left, rule
+        if self.leafrank == "svm":
+            rule = _svm_leafrank(Xc, p, w, feats, params)
+        else:
+            rule = _dyadic_leafrank(Xc, p, w, feats, self.dyadic_resolution)
+        return rule.side(Xc), rule
+
+    def _flatten(self, rules: list[Any]) -> dict[str, np.ndarray]:
+        """Chain the local trees of the master splits into one routing graph (see the module docstring)."""
+        tree = self.tree_
+        n = tree.node_count
+        internal_of = [None if r is None else np.flatnonzero(r.feature >= 0) for r in rules]
+        sizes = np.array([1 if r is None else len(ix) for r, ix in zip(rules, internal_of, strict=True)])
+        entry = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        total = int(sizes.sum())
+        feature = np.full(total, -1, dtype=np.int64)
+        threshold = np.zeros(total)
+        to_left = np.full(total, -1, dtype=np.int64)
+        to_right = np.full(total, -1, dtype=np.int64)
+        master = np.full(total, -1, dtype=np.int64)
+        master[entry] = np.arange(n)
+        for m, (rule, internal) in enumerate(zip(rules, internal_of, strict=True)):
+            if rule is None:
+                continue
+            glob = np.empty(len(rule.feature), dtype=np.int64)
+            glob[internal] = entry[m] + np.arange(len(internal))
+            leaves = np.flatnonzero(rule.feature < 0)
+            glob[leaves] = np.where(rule.in_left[leaves], entry[tree.children_left[m]], entry[tree.children_right[m]])
+            at = glob[internal]
+            feature[at] = rule.feature[internal]
+            threshold[at] = rule.threshold[internal]
+            to_left[at] = glob[rule.left[internal]]
+            to_right[at] = glob[rule.right[internal]]
+        return {"feature": feature, "threshold": threshold, "left": to_left, "right": to_right, "master": master}
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        tags.target_tags.required = True
+        return tags
+
+    # ------------------------------------------------------------------------------------------------------------
+    def _check_X(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def apply(self, X: Any, depth: int | None = None) -> np.ndarray:
+        """The master-tree leaf each point falls into (of the tree truncated at ``depth`` if given).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+        depth : int or None
+            Truncation depth (>= 0); None for the whole tree.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+            Node ids of ``tree_``.
+        """
+        X = self._check_X(X)
+        return self._apply(X, depth)
+
+    def _apply(self, X: np.ndarray, depth: int | None) -> np.ndarray:
+        if depth is not None and (isinstance(depth, (bool, np.bool_)) or not isinstance(depth, numbers.Integral)
+                                  or depth < 0):
+            raise ValueError(f"depth must be an integer >= 0 or None, got {depth!r}")
+        limit = _UNLIMITED if depth is None else int(depth)
+        tree = self.tree_
+        if self._routing is not None:
+            r = self._routing
+            node = np.zeros(len(X), dtype=np.int64)
+            rows = np.arange(len(X))
+            while len(rows):
+                at = node[rows]
+                m = r["master"][at]
+                stop = (m >= 0) & ((r["feature"][at] < 0) | (tree.depth[np.maximum(m, 0)] >= limit))
+                rows = rows[~stop]
+                at = at[~stop]
+                go = X[rows, r["feature"][at]] <= r["threshold"][at]
+                node[rows] = np.where(go, r["left"][at], r["right"][at])
+            return r["master"][node]
+        out = np.zeros(len(X), dtype=np.int64)
+        stack = [(0, np.arange(len(X)))]
+        while stack:
+            m, rows = stack.pop()
+            if tree.children_left[m] < 0 or tree.depth[m] >= limit or len(rows) == 0:
+                out[rows] = m
+                continue
+            goes_left = self._rules[m].goes_left(X[rows])
+            stack.append((int(tree.children_left[m]), rows[goes_left]))
+            stack.append((int(tree.children_right[m]), rows[~goes_left]))
+        return out
+
+    def decision_function(self, X: Any, depth: int | None = None, leaves: Any = None) -> np.ndarray:
+        """Ranking scores: higher = more likely positive.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+        depth : int or None
+            Score with the tree truncated at this depth (the depth-``depth`` TreeRank tree, since the tree is grown
+            greedily top-down); None for the whole tree.
+        leaves : array-like of int, optional
+            Score with the subtree (e.g. a pruned tree) whose leaves are these node ids, taken best first; each
+            point goes to its leaf's member of ``leaves``. Exclusive with ``depth``.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples,)
+            ``(L − i) / L`` for a point in the i-th of the L leaves (i = 0 the leftmost).
+        """
+        X = self._check_X(X)
+        if leaves is not None:
+            if depth is not None:
+                raise ValueError("give depth or leaves, not both")
+            leaves = np.asarray(leaves, dtype=np.int64)
+            nodes = self.tree_.collapse(self._apply(X, None), leaves)
+        else:
+            nodes = self._apply(X, depth)
+            leaves = self.leaves_ if depth is None else self.tree_.leaves_in_order(depth)
+        return scores_from_leaf_order(leaves, self.tree_.node_count)[nodes]
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Relative variable importances (eqs 2.16–2.17), max 1; CART and axis LeafRanks only."""
+        check_is_fitted(self)
+        if self._importances is None:
+            raise AttributeError(f"feature_importances_ is defined for the 'cart' and 'axis' LeafRanks only, not "
+                                 f"{self.leafrank!r}")
+        return self._importances
+
+    @property
+    def max_tree_depth_(self) -> int:
+        """Depth of the master tree."""
+        check_is_fitted(self)
+        return self.tree_.max_depth
+
+    @property
+    def diagnostics_(self) -> dict[str, float]:
+        """Values the runner stores: number of leaves and training AUC."""
+        check_is_fitted(self)
+        return {"n_leaves": float(self.n_leaves_), "train_auc": self.train_auc_}
+
