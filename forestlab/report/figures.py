@@ -13,7 +13,11 @@ Kinds (``experiment.figures[i].kind``):
 - ``paired_diff``: one panel, per dataset the per-split differences a - b of a metric for pairs of algorithms (mean
   and 95% t interval), with an optional published difference marked beside it;
 - ``roc_envelope``: one panel per dataset, for each algorithm the pointwise minimum and maximum of its runs' test
-  ROC curves (a band) and their mean (depecker2010 Figs 4.1, 4.3).
+  ROC curves (a band) and their mean (depecker2010 Figs 4.1, 4.3);
+- ``metric_and_measure``: one panel per dataset, bars of a metric (mean ± std) per algorithm and a statistic over
+  the runs (e.g. the instability) on a second axis (depecker2010 Fig. 4.5);
+- ``bars``: one panel per dataset, bars of a metric (mean ± std) per algorithm with marks at other metrics' means
+  (depecker2010 Figs 5.3, 5.4).
 
 Figures read only the stored runs (values, arrays, and what runs recorded about their datasets, such as feature
 names): they never load a dataset.
@@ -317,9 +321,85 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
+def _algorithms(res: ExperimentResults, spec: dict[str, Any]) -> list[str]:
+    return [str(a) for a in (spec.get("algorithms") or res.algorithms)]
+
+
+def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: for each algorithm a bar of a metric's mean (± one std over the runs) and, on a
+    second axis, a statistic over its runs (a measure such as the instability) as a marker (depecker2010 Fig. 4.5)."""
+    import matplotlib.pyplot as plt
+
+    from forestlab.report.tables import measure_value
+
+    metric, measure = str(spec.get("metric", "test_auc")), str(spec.get("measure", "instability"))
+    algorithms = _algorithms(res, spec)
+    datasets = res.datasets
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    x = np.arange(len(algorithms))
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        means, stds, inst = [], [], []
+        for algorithm in algorithms:
+            v = res.values(algorithm, metric, dataset)["value"].to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            means.append(v.mean() if v.size else np.nan)
+            stds.append(v.std(ddof=1) if v.size > 1 else np.nan)
+            inst.append(measure_value(res, {"algorithm": algorithm, "measure": measure}, dataset))
+        ax.bar(x, means, yerr=stds, color="#4c72b0", alpha=0.85, capsize=2, label=metric)
+        finite = [m for m in means if np.isfinite(m)]
+        if finite:
+            lo = min(m - (s if np.isfinite(s) else 0) for m, s in zip(means, stds, strict=True) if np.isfinite(m))
+            ax.set_ylim(max(0.0, lo - 0.05), min(1.0, max(finite) + 0.05))
+        ax.set_ylabel(metric, color="#4c72b0")
+        twin = ax.twinx()
+        twin.plot(x, inst, "o", color="#c44e52", label=measure)
+        twin.set_ylabel(measure, color="#c44e52")
+        if np.isfinite(inst).any():
+            twin.set_yscale("log")
+        ax.set_xticks(x, algorithms, rotation=45, ha="right", fontsize=8)
+        ax.set_title(dataset + ("" if finite else "  [no runs yet]"), fontsize=10)
+    return _finish(fig, axes, len(datasets), spec)
+
+
+def bars(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: for each algorithm a bar of a metric's mean with ± one std error bars, and short
+    horizontal marks at the means of other metrics (``marks``: metric -> label), e.g. the truncated AUCs on the AUC
+    bars of depecker2010 Figs 5.3, 5.4."""
+    import matplotlib.pyplot as plt
+
+    metric = str(spec.get("metric", "test_auc"))
+    marks = dict(spec.get("marks") or {})
+    algorithms = _algorithms(res, spec)
+    datasets = res.datasets
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.4 * nrows), squeeze=False)
+    x = np.arange(len(algorithms))
+    styles = ["_", "x", "."]
+
+    def mean_std(algorithm: str, name: str, dataset: str) -> tuple[float, float]:
+        v = res.values(algorithm, name, dataset)["value"].to_numpy(dtype=float)
+        v = v[np.isfinite(v)]
+        return (v.mean() if v.size else np.nan), (v.std(ddof=1) if v.size > 1 else np.nan)
+
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        stats = [mean_std(a, metric, dataset) for a in algorithms]
+        ax.bar(x, [m for m, _ in stats], yerr=[s for _, s in stats], color="#8fb0d8", capsize=2, label=metric)
+        for k, (name, label) in enumerate(marks.items()):
+            ax.scatter(x, [mean_std(a, name, dataset)[0] for a in algorithms], marker=styles[k % len(styles)],
+                       s=160 if styles[k % len(styles)] == "_" else 30, color=f"C{k + 1}", label=str(label),
+                       zorder=3)
+        ax.set_ylim(0, 1)
+        ax.set_xticks(x, algorithms, rotation=45, ha="right", fontsize=8)
+        ax.set_title(dataset + ("" if any(np.isfinite(m) for m, _ in stats) else "  [no runs yet]"), fontsize=10)
+        if ax is axes.flat[0]:
+            ax.legend(fontsize=7, loc="lower right")
+    return _finish(fig, axes, len(datasets), spec)
+
+
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
-         "roc_envelope": roc_envelope}
+         "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars}
 
 
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
