@@ -1,33 +1,145 @@
 """depecker2010, PhD thesis on TreeRank (M. Depecker, c. 2010): bipartite ranking with ranking trees, LeafRank,
-pruning, bagging and ranking forests. Not implemented yet: the study is registered with no claims.
+pruning, bagging and ranking forests, as claims tested on our runs.
 
-What will come here (digest: shared/studies/depecker2010.md, §7 "Headline claims"), once the ranking learners
-(TreeRank, LeafRank, bagging and ranking forests, RankBoost, RankSVM, RankRLS) and the two-sample tests exist:
+The claims are the thesis's sentences (digest: shared/studies/depecker2010.md, §7 "Headline claims") made
+quantitative; the tests and their thresholds are written out in experiments/depecker2010/README.md, fixed before
+the runs. Everything is computed on per-dataset means over the repetitions (training sets or folds).
 
-- the split step of TreeRank is cost-sensitive classification, with L_{C,p} = 4p(1 - p)(1 - AUC_C) (a unit test of
-  the learner rather than a claim on runs);
-- axis-parallel TreeRank near-optimal on Unif2d but saturating below AUC* on GaussCroix2d, where TRK_SVM reaches
-  about AUC* (Figs 1.15d, 2.12); cross-validated cost-complexity pruning picks a near-best tree (Fig. 3.6);
-- bagging reduces instability: ROC envelope area -50% (CART) / -40% (SVM), ranking instability down by an order of
-  magnitude on the 20-D mixtures, AUC up (Table 4.2);
-- on the 13 datasets (10-fold CV), SVM-based TreeRank beats CART-based single trees, resampling helps CART, and
-  randomised CART forests match SVM-based bagging (Table A.1);
-- global AUC of RF3_CART / RF1_SVM comparable to RankBoost, RankSVM and RankRLS, truncated AUC at 20/10/5% clearly
-  better (Tables A.3, A.4; the convention for ties in the truncated AUC is open, see digest §8);
-- the TreeRank + Wilcoxon two-sample test more powerful than MMD in all 8 Gaussian settings (Table 6.1).
+- Table 4.2 (experiment ``depecker2010_table4_2``): bagging and ranking forests reduce the ranking instability by
+  an order of magnitude and raise the AUC; RF1_CART is the best of the 8 heuristics; one variable per CART node
+  (RF4, RF6) makes the AUC vary more than bagging does.
 
-The Renault "brio" application (§7 item 8) uses proprietary data and will not be reproduced. Its published tables
-(4.2, 6.1, A.1-A.4) will go to experiments/depecker2010/published/, read by :meth:`Study.read_published`, or by a
-reader of this module's own where a table is not in long form.
+Not reproduced: the Renault "brio" application (§7 item 8), whose data are proprietary. The split-step identity
+(§7 item 1) is a unit test of the learner (tests/test_treerank.py), not a claim on runs.
 """
 
 from __future__ import annotations
 
-from forestlab.studies import Study, register
+import numpy as np
+
+from forestlab.results import ExperimentResults
+from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, register
+
+CLAIMS: dict[str, ClaimFunction] = {}
+claim = claim_registrar(CLAIMS)
+
+#: The 8 CART-based heuristics of Table 4.1, in the thesis's order.
+HEURISTICS = ("trk_cart", "bagg_cart", "rf1_cart", "rf2_cart", "rf3_cart", "rf4_cart", "rf5_cart", "rf6_cart")
+FORESTS = HEURISTICS[1:]
+
+
+def _auc_means(res: ExperimentResults, algorithm: str) -> dict[str, float]:
+    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, "test_auc").items()}
+
+
+def _auc_stds(res: ExperimentResults, algorithm: str) -> dict[str, float]:
+    return {d: float(v.std(ddof=1)) for d, v in finite_values(res, algorithm, "test_auc").items() if v.size > 1}
+
+
+def _instability(res: ExperimentResults, algorithm: str) -> dict[str, float]:
+    from forestlab.report.tables import measure_value
+
+    out = {}
+    for dataset in res.datasets:
+        value = measure_value(res, {"algorithm": algorithm, "measure": "instability"}, dataset)
+        if np.isfinite(value):
+            out[dataset] = value
+    return out
+
+
+def _common(*maps: dict[str, float]) -> list[str]:
+    return [d for d in maps[0] if all(d in m for m in maps[1:])] if maps else []
+
+
+@claim("table4_2_bagging_stabilises")
+def table4_2_bagging_stabilises(res: ExperimentResults) -> ClaimResult:
+    text = ("Resampling drastically reduces the ranking instability of TreeRank: about 37-55 for one tree, about 3 "
+            "for the forests (depecker2010 Table 4.2)")
+    test = "instability of every forest <= TRK_CART's / 10 (an order of magnitude) on every problem"
+    single = _instability(res, "trk_cart")
+    forests = {a: _instability(res, a) for a in FORESTS}
+    forests = {a: m for a, m in forests.items() if m}
+    datasets = _common(single, *forests.values()) if forests else []
+    if not datasets:
+        return ClaimResult(text, test, None, "no instability measured (needs TRK_CART and the forests, 2+ runs)")
+    parts, ok = [], True
+    for d in datasets:
+        worst = max(forests, key=lambda a: forests[a][d])
+        ratio = single[d] / forests[worst][d] if forests[worst][d] > 0 else float("inf")
+        ok &= bool(ratio >= 10)
+        parts.append(f"{d}: TRK_CART {single[d]:.2f}, least stable forest {worst} {forests[worst][d]:.2f} "
+                     f"(ratio {ratio:.1f})")
+    return ClaimResult(text, test, ok, "; ".join(parts))
+
+
+def _relative_gains(res: ExperimentResults) -> tuple[dict[str, float], list[str]]:
+    """Mean over the problems of mean AUC(forest) / mean AUC(TRK_CART) - 1, as the thesis computes its gains."""
+    single = _auc_means(res, "trk_cart")
+    gains, used = {}, []
+    for a in FORESTS:
+        mine = _auc_means(res, a)
+        common = _common(single, mine)
+        if common:
+            gains[a] = float(np.mean([mine[d] / single[d] - 1 for d in common]))
+            used = common
+    return gains, used
+
+
+@claim("table4_2_forests_raise_auc")
+def table4_2_forests_raise_auc(res: ExperimentResults) -> ClaimResult:
+    text = ("Bagging and ranking forests raise TreeRank's AUC: Bagg_CART by about 13%, RF1_CART by about 17% "
+            "relative to TRK_CART, averaged over the three problems (depecker2010 Table 4.2, §4.3.3.2)")
+    test = ("mean AUC of Bagg_CART and of RF1_CART above TRK_CART's on every problem, with average relative gains of "
+            "at least half the printed ones (>= 6.5% and >= 8.5%)")
+    single = _auc_means(res, "trk_cart")
+    bagg, rf1 = _auc_means(res, "bagg_cart"), _auc_means(res, "rf1_cart")
+    datasets = _common(single, bagg, rf1)
+    if not datasets:
+        return ClaimResult(text, test, None, "needs TRK_CART, Bagg_CART and RF1_CART runs")
+    gains, _ = _relative_gains(res)
+    above = all(bagg[d] > single[d] and rf1[d] > single[d] for d in datasets)
+    ok = above and gains.get("bagg_cart", -1) >= 0.065 and gains.get("rf1_cart", -1) >= 0.085
+    per = "; ".join(f"{d}: TRK {single[d]:.3f}, Bagg {bagg[d]:.3f}, RF1 {rf1[d]:.3f}" for d in datasets)
+    gain_text = ", ".join(f"{a} {100 * g:+.1f}%" for a, g in gains.items())
+    return ClaimResult(text, test, bool(ok), f"{per}; mean relative gains: {gain_text}")
+
+
+@claim("table4_2_rf1_best")
+def table4_2_rf1_best(res: ExperimentResults) -> ClaimResult:
+    text = "RF1_CART has the best AUC of the 8 heuristics on all three problems (depecker2010 Table 4.2)"
+    test = "RF1_CART's mean test AUC is the highest of the 8 (rounded to 3 decimals, ties allowed) on every problem"
+    means = {a: _auc_means(res, a) for a in HEURISTICS}
+    means = {a: m for a, m in means.items() if m}
+    if "rf1_cart" not in means or len(means) < 2:
+        return ClaimResult(text, test, None, "needs RF1_CART and at least one other heuristic")
+    datasets = _common(*means.values())
+    if not datasets:
+        return ClaimResult(text, test, None, "no problem on which all heuristics have runs")
+    parts, ok = [], True
+    for d in datasets:
+        best = max(means, key=lambda a: means[a][d])
+        ok &= bool(round(means["rf1_cart"][d], 3) >= round(means[best][d], 3))
+        parts.append(f"{d}: best {best} {means[best][d]:.3f}, RF1_CART {means['rf1_cart'][d]:.3f}")
+    return ClaimResult(text, test, ok, "; ".join(parts))
+
+
+@claim("table4_2_one_variable_varies")
+def table4_2_one_variable_varies(res: ExperimentResults) -> ClaimResult:
+    text = ("Too much randomisation (one variable per LeafRank CART node: RF4_CART, RF6_CART) makes the AUC vary "
+            "more across training sets than plain bagging (depecker2010 §4.3.3.2)")
+    test = "std of the test AUC over the training sets of RF4_CART and of RF6_CART > Bagg_CART's, on every problem"
+    bagg, rf4, rf6 = _auc_stds(res, "bagg_cart"), _auc_stds(res, "rf4_cart"), _auc_stds(res, "rf6_cart")
+    datasets = _common(bagg, rf4, rf6)
+    if not datasets:
+        return ClaimResult(text, test, None, "needs 2+ runs of Bagg_CART, RF4_CART and RF6_CART")
+    ok = all(rf4[d] > bagg[d] and rf6[d] > bagg[d] for d in datasets)
+    parts = "; ".join(f"{d}: std Bagg {bagg[d]:.4f}, RF4 {rf4[d]:.4f}, RF6 {rf6[d]:.4f}" for d in datasets)
+    return ClaimResult(text, test, ok, parts)
+
 
 STUDY = register(Study(
     key="depecker2010",
-    title="TreeRank: bipartite ranking with ranking trees and ranking forests (PhD thesis); not implemented yet",
-    claims={},
+    title="TreeRank: bipartite ranking with ranking trees and ranking forests (PhD thesis)",
+    claims=CLAIMS,
     combines={},
 ))

@@ -1,0 +1,59 @@
+"""depecker2010's claims on hand-built results: each can hold, fail and be untestable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from forestlab.results import ExperimentResults
+from forestlab.studies import judge
+from forestlab.studies.depecker2010 import HEURISTICS
+
+DATASETS = ("gauss_easy20d", "gauss_med20d")
+
+
+def _results(auc: dict[str, float], spread: dict[str, float], noise: dict[str, float], n_runs: int = 6,
+             seed: int = 0) -> ExperimentResults:
+    """Runs of the 8 heuristics: test AUCs around ``auc`` with std ``spread``; test scores whose rankings differ
+    between runs by ``noise`` (so the instability grows with it)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=200)
+    y = np.where(base + rng.normal(size=200) > 0, 1, -1)
+    rows, arrays = [], {}
+    for d in DATASETS:
+        for a in HEURISTICS:
+            for r in range(n_runs):
+                key = f"{d}-{a}-{r}"
+                rows.append({"dataset": d, "algorithm": a, "repetition": r, "key": key,
+                             "test_auc": auc[a] + spread[a] * rng.normal()})
+                arrays[key] = {"y_test": y, "test_scores": base + noise[a] * rng.normal(size=200)}
+    return ExperimentResults.from_frame(pd.DataFrame(rows), arrays=arrays, study="depecker2010")
+
+
+def _published_like() -> ExperimentResults:
+    auc = {"trk_cart": 0.60, "bagg_cart": 0.69, "rf1_cart": 0.72, "rf2_cart": 0.69, "rf3_cart": 0.70,
+           "rf4_cart": 0.66, "rf5_cart": 0.65, "rf6_cart": 0.61}
+    spread = {a: 0.005 for a in HEURISTICS} | {"rf4_cart": 0.02, "rf6_cart": 0.02}
+    noise = {a: 0.05 for a in HEURISTICS} | {"trk_cart": 2.0}
+    return _results(auc, spread, noise)
+
+
+def test_table4_2_claims_hold_on_published_like_results():
+    res = _published_like()
+    for name in ("table4_2_bagging_stabilises", "table4_2_forests_raise_auc", "table4_2_rf1_best",
+                 "table4_2_one_variable_varies"):
+        assert judge(name, res, n_resamples=20).verdict == "HOLDS", name
+
+
+def test_table4_2_claims_fail_when_forests_do_not_help():
+    flat = {a: 0.60 for a in HEURISTICS} | {"bagg_cart": 0.62}
+    res = _results(flat, {a: 0.01 for a in HEURISTICS}, {a: 1.0 for a in HEURISTICS})
+    for name in ("table4_2_bagging_stabilises", "table4_2_forests_raise_auc", "table4_2_rf1_best"):
+        assert judge(name, res, n_resamples=20).verdict == "DOES NOT HOLD", name
+
+
+def test_table4_2_claims_untested_without_runs():
+    res = ExperimentResults.from_frame(pd.DataFrame(columns=["dataset", "algorithm", "repetition"]))
+    for name in ("table4_2_bagging_stabilises", "table4_2_forests_raise_auc", "table4_2_rf1_best",
+                 "table4_2_one_variable_varies"):
+        assert judge(name, res).verdict == "NOT TESTED", name
