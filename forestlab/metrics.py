@@ -1,9 +1,10 @@
 """Named, pluggable evaluation metrics, so that no report code assumes one kind of learner.
 
 A :class:`Metric` says what it needs: ``kind="label"`` metrics compare predicted labels with the truth (risk,
-accuracy), ``kind="score"`` metrics rank real-valued scores (AUC, truncated AUC), ``kind="pvalue"`` metrics read a
-two-sample test's stored p-value (``reject``: its mean over runs is the test's power). :func:`compute_metrics`
-evaluates the metrics a run asks for from whatever the learner provides and silently skips those it cannot evaluate.
+accuracy), ``kind="score"`` metrics rank real-valued scores (AUC, truncated and partial AUC), ``kind="pvalue"``
+metrics read a two-sample test's stored p-value (``reject``: its mean over runs is the test's power).
+:func:`compute_metrics` evaluates the metrics a run asks for from whatever the learner provides and silently skips
+those it cannot evaluate.
 :func:`direction` tells whether higher is better for a stored metric name (``test_auc``, ``oob_risk``, ...).
 
 A :class:`Measure` is a table cell computed across runs rather than averaged over them (:data:`MEASURES`):
@@ -11,6 +12,11 @@ depecker2010's ranking ``instability`` and the ``roc_envelope_width``; :func:`ro
 itself for figures. Measures read each run's stored arrays (``y_test``, ``test_scores``).
 
 Binary labels are {-1, +1} with +1 the positive class (scores: larger means more likely +1).
+
+The truncated AUC at level u (depecker2010's LocAUC) has several readings when points are tied with the score
+quantile that bounds its top set: :func:`truncated_auc` implements them (``ties="include" | "pro_rata" | "exclude"``,
+plus ``"interpolate"``); the metrics ``truncated_auc_20/10/05`` and ``partial_auc_20/10/05`` use the module default
+:data:`TRUNCATED_AUC_TIES`, and ``truncated_auc_<u>_include/_prorata/_exclude`` name one reading each.
 
 >>> import numpy as np
 >>> y = np.array([-1, -1, 1, 1])
@@ -34,6 +40,8 @@ from forestlab.errors import ConfigError
 __all__ = [
     "MEASURES",
     "METRICS",
+    "TIES_READINGS",
+    "TRUNCATED_AUC_TIES",
     "Measure",
     "Metric",
     "accuracy",
@@ -43,6 +51,7 @@ __all__ = [
     "get_measure",
     "get_metric",
     "instability",
+    "partial_auc",
     "reject",
     "risk",
     "roc_curve",
@@ -157,16 +166,91 @@ def auc(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> float:
     return float(_skm.roc_auc_score(pos, s))
 
 
-def truncated_auc(y_true: Any, scores: Any, u0: float = 0.1, *, pos_label: Any = POS_LABEL) -> float:
+#: The tie readings of :func:`truncated_auc` and :func:`partial_auc` at the quantile threshold (depecker2010 §6 item
+#: 13, §8): see :func:`truncated_auc`. ``"interpolate"`` is a fourth reading, selectable but not registered as a metric.
+TIES_READINGS = ("include", "pro_rata", "exclude", "interpolate")
+
+#: The reading that ``truncated_auc``, ``truncated_auc_20/10/05`` and ``partial_auc_20/10/05`` use (read at call
+#: time). Changing it changes what those metric names mean: values already stored under them keep the reading they
+#: were computed with (stored metrics are not recomputed), while ``truncated_auc_<u>_<reading>`` never change.
+TRUNCATED_AUC_TIES = "include"
+
+
+def _score_groups(pos: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct scores from the highest down: how many positives and how many negatives hold each."""
+    _, group = np.unique(-s, return_inverse=True)
+    n_pos = np.bincount(group.ravel(), weights=pos.astype(np.float64))
+    n_all = np.bincount(group.ravel()).astype(np.float64)
+    return n_pos, n_all - n_pos
+
+
+def _ties(ties: str | None) -> str:
+    reading = TRUNCATED_AUC_TIES if ties is None else ties
+    if reading not in TIES_READINGS:
+        raise ValueError(f"ties must be one of {', '.join(TIES_READINGS)}, got {reading!r}")
+    return reading
+
+
+def _top_set(counts: np.ndarray, u0: float, reading: str) -> tuple[int, float]:
+    """``(g, w)``: the top set is the score groups ``0 .. g-1`` (those strictly above the threshold Q) plus a share
+    ``w`` of group ``g`` (the group tied with Q, the k-th largest score, k = ceil(u0 n))."""
+    n = int(counts.sum())
+    k = min(n, max(1, math.ceil(u0 * n - 1e-9)))  # tolerance: 0.1 * 30 is 3.0000000000000004, not 4
+    cum = np.cumsum(counts)
+    g = int(np.searchsorted(cum, k - 0.5))  # the first group whose cumulated size reaches k
+    above = cum[g] - counts[g]
+    tied = counts[g]
+    if reading == "include":
+        w = 1.0
+    elif reading == "exclude":
+        w = 1.0 if above + tied == k else 0.0
+    else:  # pro_rata, interpolate: exactly k points
+        w = (k - above) / tied
+    return g, float(w)
+
+
+def _groups_of(y_true: Any, scores: Any, pos_label: Any) -> tuple[np.ndarray, np.ndarray, float, float] | None:
+    pos, s = _positives(y_true, scores, pos_label)
+    n_pos = float(pos.sum())
+    n_neg = float(s.size) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    p, q = _score_groups(pos, s)
+    return p, q, n_pos, n_neg
+
+
+def truncated_auc(y_true: Any, scores: Any, u0: float = 0.1, *, ties: str | None = None,
+                  pos_label: Any = POS_LABEL) -> float:
     """Truncated (local) AUC of Clémençon & Vayatis at level ``u0``, as reported by depecker2010 (Tables A.2, A.4).
 
-    LocAUC(s, u0) = (1 / (n+ n-)) sum_{i: y_i = +1} sum_{j: y_j = -1} [1{s_i > s_j} + 1/2 1{s_i = s_j}] 1{s_i >= Q},
-    where Q = Q̂_s(u0) is the empirical (1 - u0)-quantile of the scores of *all* observations, taken as the k-th
-    largest score with k = ceil(u0 n) (at least 1): the top set {s >= Q} is the smallest set of top-ranked
-    observations holding at least a share u0 of them, **plus every observation tied with Q**, so it can be much
-    larger than u0 n for piecewise-constant scores. Tied (i, j) pairs count 1/2, as in :func:`auc` (the digest's
-    "natural choice"); with u0 = 1 the result equals :func:`auc`. A perfect ranking scores about u0 / p, p the
-    share of positives.
+    LocAUC(s, u0) = P{s(X) > s(X'), s(X) >= Q_s(u0) | Y = +1, Y' = -1}: the AUC with only the positives of the top
+    set T (the top-ranked share u0 of all observations) counted. Empirically, with n points, k = ceil(u0 n) (at
+    least 1), Q the k-th largest score of *all* observations (the empirical (1 - u0)-quantile), A = #{s > Q} and
+    t = #{s = Q} (A < k <= A + t), each positive i enters with a weight w_i::
+
+        LocAUC = 1 / (n+ n-) * sum_{i: y_i = +1} w_i * sum_{j: y_j = -1} [1{s_i > s_j} + 1/2 1{s_i = s_j}]
+
+        w_i = 1 if s_i > Q,  0 if s_i < Q,  and for the tied group s_i = Q:
+            ties="include"      w = 1                (T = {s >= Q}: A + t >= k points)
+            ties="pro_rata"     w = (k - A) / t      (exactly k points)
+            ties="exclude"      w = 1 if A + t == k else 0   (T = the largest set {s >= c} of at most k points)
+            ties="interpolate"  as pro_rata, but the tied group's pairs with its own negatives weigh w^2 / 2
+                                instead of w / 2
+
+    The readings differ only when the tied group straddles the k-th place (A + t > k); without ties at Q they all
+    give the top k points. ``"include"`` is the digest's reading (§2.1: every point tied with the quantile joins
+    the top set, which explains printed values above u0 / p, p the share of positives) but the top set can swallow
+    most of a test fold for piecewise-constant scores (§8); ``"pro_rata"`` is the expectation of the include
+    formula over a top set of exactly k points whose members from the tied group are drawn at random (tied pairs
+    still count 1/2); ``"exclude"`` drops a straddling group entirely (T can then be empty, giving 0);
+    ``"interpolate"`` is the area of the linearly interpolated ROC curve (Convention 2) cut at the k-point mark,
+    so that the thesis's identity LocAUC = PartAUC + beta(u0) - alpha(u0) beta(u0) holds (with :func:`partial_auc`
+    and (alpha, beta) the rates of T); it exceeds pro_rata by w (1 - w) / 2 * (tied negatives / n-) * (tied
+    positives / n+). Include and exclude satisfy the identity too; pro_rata does not.
+
+    Tied (i, j) pairs count 1/2, as in :func:`auc`. With u0 = 1 every reading equals :func:`auc`. A perfect ranking
+    scores k / n+ ~ u0 / p, the ceiling of pro_rata, interpolate and exclude; include can exceed it.
+    ``ties=None`` (the default) uses the module's :data:`TRUNCATED_AUC_TIES`.
 
     Parameters
     ----------
@@ -176,6 +260,8 @@ def truncated_auc(y_true: Any, scores: Any, u0: float = 0.1, *, pos_label: Any =
         Real scores, larger meaning more likely positive.
     u0 : float, default=0.1
         Share of top-ranked observations, in (0, 1].
+    ties : {"include", "pro_rata", "exclude", "interpolate"}, optional
+        The treatment of the points tied with the quantile; default :data:`TRUNCATED_AUC_TIES`.
     pos_label : default=1
         The positive label.
 
@@ -184,25 +270,76 @@ def truncated_auc(y_true: Any, scores: Any, u0: float = 0.1, *, pos_label: Any =
     float
         In [0, 1]; NaN when only one class is present.
     """
+    reading = _ties(ties)
     if not 0.0 < u0 <= 1.0:
         raise ValueError(f"u0 must be in (0, 1], got {u0}")
-    pos, s = _positives(y_true, scores, pos_label)
-    n = s.size
-    n_pos = int(pos.sum())
-    n_neg = n - n_pos
-    if n_pos == 0 or n_neg == 0:
+    groups = _groups_of(y_true, scores, pos_label)
+    if groups is None:
         return math.nan
-    k = min(n, max(1, math.ceil(u0 * n - 1e-9)))  # tolerance: 0.1 * 30 is 3.0000000000000004, not 4
-    threshold = np.partition(s, n - k)[n - k]  # the k-th largest score
-    top_pos = s[pos & (s >= threshold)]
-    neg = np.sort(s[~pos])
-    below = np.searchsorted(neg, top_pos, side="left")
-    tied = np.searchsorted(neg, top_pos, side="right") - below
-    return float((below.sum() + 0.5 * tied.sum()) / (n_pos * n_neg))
+    p, q, n_pos, n_neg = groups
+    g, w = _top_set(p + q, u0, reading)
+    neg_above = np.concatenate(([0.0], np.cumsum(q)[:-1]))
+    beaten = p * (n_neg - neg_above - 0.5 * q)  # each group's positives' pair scores, ties 1/2
+    total = beaten[:g].sum() + w * beaten[g]
+    if reading == "interpolate":
+        total -= 0.5 * (w * w - w) * p[g] * q[g]
+    return float(total / (n_pos * n_neg))
+
+
+def partial_auc(y_true: Any, scores: Any, u0: float = 0.1, *, ties: str | None = None,
+                pos_label: Any = POS_LABEL) -> float:
+    """Partial AUC of Dodd & Pepe at level ``u0`` (depecker2010 §2.1): the area under the ROC curve up to the false
+    positive rate of the top set, PartAUC(s, u0) = integral_0^{alpha_s(u0)} beta_s(a) da.
+
+    The ROC curve is the empirical one with its points joined by segments (Convention 2, :func:`roc_curve`), and
+    (alpha_s(u0), beta_s(u0)) are the false and true positive rates of the top set T of :func:`truncated_auc` under
+    the same ``ties`` reading: with "include" the vertex after the group tied with the quantile, with "exclude" the
+    vertex before it when that group straddles the k-th place, with "pro_rata" and "interpolate" (identical here)
+    the point a share (k - A) / t along that group's segment, i.e. where the curve meets the control line
+    n+ beta + n- alpha = k. With u0 = 1 it equals :func:`auc`. A perfect ranking scores alpha_s(u0) (0 when u0 <= p:
+    its top set holds no negative), so unlike the truncated AUC this is not largest for the best rankings.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Labels; ``pos_label`` (+1) is positive, every other value negative.
+    scores : array-like of shape (n_samples,)
+        Real scores, larger meaning more likely positive.
+    u0 : float, default=0.1
+        Share of top-ranked observations, in (0, 1].
+    ties : {"include", "pro_rata", "exclude", "interpolate"}, optional
+        The treatment of the points tied with the quantile; default :data:`TRUNCATED_AUC_TIES`.
+    pos_label : default=1
+        The positive label.
+
+    Returns
+    -------
+    float
+        In [0, alpha_s(u0)]; NaN when only one class is present.
+    """
+    reading = _ties(ties)
+    if not 0.0 < u0 <= 1.0:
+        raise ValueError(f"u0 must be in (0, 1], got {u0}")
+    groups = _groups_of(y_true, scores, pos_label)
+    if groups is None:
+        return math.nan
+    p, q, n_pos, n_neg = groups
+    g, w = _top_set(p + q, u0, reading)
+    tpr = np.concatenate(([0.0], np.cumsum(p))) / n_pos  # the ROC vertices, from (0, 0)
+    fpr_steps = q / n_neg
+    area = 0.5 * np.dot(fpr_steps[:g], tpr[:g] + tpr[1:g + 1])
+    area += 0.5 * w * fpr_steps[g] * (2.0 * tpr[g] + w * (tpr[g + 1] - tpr[g]))
+    return float(area)
 
 
 def roc_curve(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical ROC curve from stored test scores, for figures.
+    """Empirical ROC curve from stored test scores, for figures: its vertices, to be joined by straight segments
+    (linear interpolation, depecker2010's Convention 2).
+
+    One vertex per distinct score, from the highest down: (alpha, beta) = the shares of negatives and positives
+    scoring at least that value. A group of tied points is the straight segment between two vertices (the expected
+    curve under random tie-breaking), never a staircase, so the broken line has area :func:`auc` with tied pairs
+    counting 1/2, and a piecewise-constant score gives a piecewise-linear curve.
 
     Parameters
     ----------
@@ -216,8 +353,7 @@ def roc_curve(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> tuple[
     Returns
     -------
     fpr, tpr : ndarray of shape (n_thresholds,)
-        False and true positive rates, non-decreasing, from (0, 0) to (1, 1) (one point per distinct score, so the
-        broken line through them has area :func:`auc`).
+        False and true positive rates, non-decreasing, from (0, 0) to (1, 1).
     """
     pos, s = _positives(y_true, scores, pos_label)
     fpr, tpr, _ = _skm.roc_curve(pos, s, pos_label=True, drop_intermediate=False)
@@ -254,7 +390,14 @@ def _reject_metric(y_true: Any, p_value: Any) -> float:
     return reject(p_value)
 
 
-#: Metric name -> Metric. ``truncated_auc`` is at u0 = 0.1; ``truncated_auc_20/10/05`` are depecker2010's levels.
+#: The truncated and partial AUC levels of depecker2010 (Tables A.2, A.4), as metric-name suffixes.
+LEVELS = {"20": 0.2, "10": 0.1, "05": 0.05}
+#: Metric-name suffix of each registered tie reading (``truncated_auc_20_prorata``, ...).
+_READING_SUFFIX = {"include": "include", "pro_rata": "prorata", "exclude": "exclude"}
+
+#: Metric name -> Metric. ``truncated_auc`` is at u0 = 0.1. ``truncated_auc_<u>`` (u = 20, 10, 05 percent) and
+#: ``partial_auc_<u>`` use the default tie reading :data:`TRUNCATED_AUC_TIES`; ``truncated_auc_<u>_include``,
+#: ``_prorata`` and ``_exclude`` name one reading each, for comparing them (see :func:`truncated_auc`).
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
@@ -262,9 +405,10 @@ METRICS: dict[str, Metric] = {
         Metric("accuracy", "label", True, accuracy),
         Metric("auc", "score", True, auc),
         Metric("truncated_auc", "score", True, partial(truncated_auc, u0=0.1)),
-        Metric("truncated_auc_20", "score", True, partial(truncated_auc, u0=0.2)),
-        Metric("truncated_auc_10", "score", True, partial(truncated_auc, u0=0.1)),
-        Metric("truncated_auc_05", "score", True, partial(truncated_auc, u0=0.05)),
+        *(Metric(f"truncated_auc_{tag}", "score", True, partial(truncated_auc, u0=u)) for tag, u in LEVELS.items()),
+        *(Metric(f"truncated_auc_{tag}_{suffix}", "score", True, partial(truncated_auc, u0=u, ties=reading))
+          for tag, u in LEVELS.items() for reading, suffix in _READING_SUFFIX.items()),
+        *(Metric(f"partial_auc_{tag}", "score", True, partial(partial_auc, u0=u)) for tag, u in LEVELS.items()),
         Metric("reject", "pvalue", True, _reject_metric),
     )
 }

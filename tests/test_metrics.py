@@ -1,5 +1,5 @@
-"""Metrics: risk/accuracy, AUC with ties, truncated AUC (depecker2010's LocAUC) against a brute-force double loop,
-the registry and compute_metrics."""
+"""Metrics: risk/accuracy, AUC with ties, truncated AUC (depecker2010's LocAUC) under each tie reading and the partial
+AUC against brute-force double loops and hand-computed cases, the registry and compute_metrics."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import forestlab.metrics as metrics_module
 from forestlab.errors import ConfigError
 from forestlab.metrics import (
     MEASURES,
@@ -23,6 +24,7 @@ from forestlab.metrics import (
     get_measure,
     get_metric,
     instability,
+    partial_auc,
     reject,
     risk,
     roc_curve,
@@ -33,19 +35,21 @@ from forestlab.metrics import (
 )
 
 
-def brute_truncated_auc(y, s, u0):
-    """The empirical LocAUC written out: top set = every score >= the ceil(u0 n)-th largest; tied pairs count 1/2."""
+def brute_truncated_auc(y, s, u0, ties="include"):
+    """The empirical LocAUC written out: Q = the ceil(u0 n)-th largest score; positives above Q weigh 1, those tied
+    with Q the reading's weight; tied (i, j) pairs count 1/2."""
     y, s = np.asarray(y), np.asarray(s, dtype=float)
     n = len(s)
     k = max(1, math.ceil(round(u0 * n, 9)))
     q = sorted(s, reverse=True)[k - 1]
+    above, tied = int(np.sum(s > q)), int(np.sum(s == q))
+    w_tied = {"include": 1.0, "pro_rata": (k - above) / tied, "exclude": 1.0 if above + tied == k else 0.0}[ties]
     pos, neg = s[y == 1], s[y != 1]
     total = 0.0
     for si in pos:
-        if si < q:
-            continue
+        w = 1.0 if si > q else w_tied if si == q else 0.0
         for sj in neg:
-            total += 1.0 if si > sj else 0.5 if si == sj else 0.0
+            total += w * (1.0 if si > sj else 0.5 if si == sj else 0.0)
     return total / (len(pos) * len(neg))
 
 
@@ -110,10 +114,120 @@ def test_truncated_auc_matches_brute_force(data, u0):
     s = np.array([d[1] for d in data], dtype=float) / 3  # few distinct values: many ties
     if len(set(y)) < 2:
         assert math.isnan(truncated_auc(y, s, u0))
+        assert math.isnan(partial_auc(y, s, u0))
         return
     assert truncated_auc(y, s, u0) == pytest.approx(brute_truncated_auc(y, s, u0))
     assert auc(y, s) == pytest.approx(brute_auc(y, s))
-    assert truncated_auc(y, s, u0) <= auc(y, s) + 1e-12
+    values = {}
+    for ties in ("include", "pro_rata", "exclude"):
+        values[ties] = truncated_auc(y, s, u0, ties=ties)
+        assert values[ties] == pytest.approx(brute_truncated_auc(y, s, u0, ties))
+    values["interpolate"] = truncated_auc(y, s, u0, ties="interpolate")
+    # include counts the most of the tied group, exclude none; interpolate adds the tied group's inner triangle
+    assert (auc(y, s) + 1e-12 >= values["include"] >= values["interpolate"] - 1e-12
+            and values["interpolate"] + 1e-12 >= values["pro_rata"] >= values["exclude"] - 1e-12)
+    # exactly k points (or fewer): never above the ceiling k / n+
+    k = max(1, math.ceil(round(u0 * len(s), 9)))
+    for ties in ("pro_rata", "exclude", "interpolate"):
+        assert values[ties] <= k / np.sum(y == 1) + 1e-12
+    # the thesis's identity LocAUC = PartAUC + beta - alpha beta, (alpha, beta) the rates of the top set
+    for ties in ("include", "exclude", "interpolate"):
+        alpha, beta = _top_rates(y, s, u0, ties)
+        assert values[ties] == pytest.approx(partial_auc(y, s, u0, ties=ties) + beta - alpha * beta)
+    assert partial_auc(y, s, u0, ties="pro_rata") == pytest.approx(partial_auc(y, s, u0, ties="interpolate"))
+
+
+def _top_rates(y, s, u0, ties):
+    """(alpha, beta): the weighted shares of negatives and positives in the reading's top set."""
+    n = len(s)
+    k = max(1, math.ceil(round(u0 * n, 9)))
+    q = sorted(s, reverse=True)[k - 1]
+    above, tied = int(np.sum(s > q)), int(np.sum(s == q))
+    w = {"include": 1.0, "exclude": 1.0 if above + tied == k else 0.0}.get(ties, (k - above) / tied)
+    weight = np.where(s > q, 1.0, np.where(s == q, w, 0.0))
+    return weight[y != 1].sum() / np.sum(y != 1), weight[y == 1].sum() / np.sum(y == 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.sampled_from([-1, 1]), st.floats(0, 1)), min_size=2, max_size=40,
+                  unique_by=lambda d: d[1]),
+    u0=st.sampled_from([0.05, 0.1, 0.2, 0.3, 0.5, 1.0]),
+)
+def test_without_ties_every_reading_agrees(data, u0):
+    y = np.array([d[0] for d in data])
+    s = np.array([d[1] for d in data])
+    if len(set(y)) < 2:
+        return
+    values = [truncated_auc(y, s, u0, ties=t) for t in metrics_module.TIES_READINGS]
+    assert values == pytest.approx([values[0]] * 4)
+    partials = [partial_auc(y, s, u0, ties=t) for t in metrics_module.TIES_READINGS]
+    assert partials == pytest.approx([partials[0]] * 4)
+
+
+def test_truncated_auc_readings_by_hand():
+    # n = 10 (4 positives, 6 negatives). u0 = 0.2 -> k = 2; Q = 0.8, the 2nd largest, is tied: 1 point above it
+    # (0.9, positive) and 2 tied with it (a positive and a negative), so the tied group straddles the 2nd place.
+    y = np.array([1, 1, -1, 1, -1, 1, -1, -1, -1, -1])
+    s = np.array([0.9, 0.8, 0.8, 0.5, 0.5, 0.3, 0.2, 0.2, 0.1, 0.0])
+    # pair scores: positive 0.9 beats all 6 negatives; positive 0.8 beats 5 and ties 1 -> 5.5
+    assert truncated_auc(y, s, 0.2, ties="include") == pytest.approx((6 + 5.5) / 24)  # top set of 3
+    assert truncated_auc(y, s, 0.2, ties="pro_rata") == pytest.approx((6 + 0.5 * 5.5) / 24)  # w = (2 - 1) / 2
+    assert truncated_auc(y, s, 0.2, ties="exclude") == pytest.approx(6 / 24)  # top set {0.9}
+    # interpolate: the tied positive counts w = 1/2 of the 6 negatives not above it, less w^2 / 2 for the tied one
+    assert truncated_auc(y, s, 0.2, ties="interpolate") == pytest.approx((6 + 0.5 * 6 - 0.25 / 2) / 24)
+    # u0 = 0.3 -> k = 3 = 1 above + 2 tied: the tied group fits, every reading gives the same top set
+    for ties in metrics_module.TIES_READINGS:
+        assert truncated_auc(y, s, 0.3, ties=ties) == pytest.approx(11.5 / 24)
+        assert truncated_auc(y, s, 0.1, ties=ties) == pytest.approx(6 / 24)
+        assert truncated_auc(y, s, 1.0, ties=ties) == pytest.approx(auc(y, s))
+
+
+def test_partial_auc_by_hand():
+    y = np.array([1, 1, -1, 1, -1, 1, -1, -1, -1, -1])
+    s = np.array([0.9, 0.8, 0.8, 0.5, 0.5, 0.3, 0.2, 0.2, 0.1, 0.0])
+    # ROC vertices (alpha, beta): (0, 0), (0, 1/4) after 0.9, (1/6, 1/2) after 0.8, (1/3, 3/4) after 0.5, ...
+    assert partial_auc(y, s, 0.2, ties="include") == pytest.approx(0.5 * (1 / 6) * (1 / 4 + 1 / 2))  # to 1/6
+    assert partial_auc(y, s, 0.2, ties="exclude") == 0.0  # the top set {0.9} has no negative
+    # pro rata: halfway along the tied segment, to (1/12, 3/8)
+    assert partial_auc(y, s, 0.2, ties="pro_rata") == pytest.approx(0.5 * (1 / 12) * (1 / 4 + 3 / 8))
+    assert partial_auc(y, s, 0.5, ties="include") == pytest.approx(0.5 * (1 / 6) * (3 / 4) + 0.5 * (1 / 6) * (5 / 4))
+    for ties in metrics_module.TIES_READINGS:
+        assert partial_auc(y, s, 1.0, ties=ties) == pytest.approx(auc(y, s))
+    perfect = 10.0 * y + np.arange(10)  # every positive above every negative
+    assert partial_auc(y, perfect, 0.3) == 0.0  # the top 3 are positives: alpha_s(u0) = 0
+    assert partial_auc(y, perfect, 0.5) == pytest.approx(1 / 6)  # 4 positives then 1 negative, along beta = 1
+    assert partial_auc(y, -perfect, 0.5) == 0.0  # all negatives first: beta = 0 under them
+    with pytest.raises(ValueError, match="u0"):
+        partial_auc(y, s, 0.0)
+
+
+def test_a_tied_top_swallows_the_top_set_only_when_ties_are_included():
+    # a piecewise-constant perfect ranking: 40 positives all at 1, 60 negatives all at 0 (depecker2010 §8)
+    y = np.array([1] * 40 + [-1] * 60)
+    s = np.where(y == 1, 1.0, 0.0)
+    for u0 in (0.2, 0.1, 0.05):
+        assert truncated_auc(y, s, u0, ties="include") == 1.0  # every positive joins: the whole AUC
+        assert truncated_auc(y, s, u0, ties="pro_rata") == pytest.approx(u0 / 0.4)  # the ceiling u0 / p
+        assert truncated_auc(y, s, u0, ties="interpolate") == pytest.approx(u0 / 0.4)
+        assert truncated_auc(y, s, u0, ties="exclude") == 0.0  # the straddling group is dropped: nothing left
+
+
+def test_truncated_auc_default_reading_is_the_module_constant(monkeypatch):
+    y = np.array([1, 1, -1, 1, -1, 1, -1, -1, -1, -1])
+    s = np.array([0.9, 0.8, 0.8, 0.5, 0.5, 0.3, 0.2, 0.2, 0.1, 0.0])
+    assert metrics_module.TRUNCATED_AUC_TIES == "include"
+    assert METRICS["truncated_auc_20"](y, s) == pytest.approx(11.5 / 24)
+    monkeypatch.setattr(metrics_module, "TRUNCATED_AUC_TIES", "pro_rata")
+    assert truncated_auc(y, s, 0.2) == pytest.approx(8.75 / 24)
+    assert METRICS["truncated_auc_20"](y, s) == pytest.approx(8.75 / 24)  # read at call time
+    assert METRICS["truncated_auc_20_include"](y, s) == pytest.approx(11.5 / 24)  # explicit names never move
+    assert METRICS["partial_auc_20"](y, s) == pytest.approx(partial_auc(y, s, 0.2, ties="pro_rata"))
+    monkeypatch.setattr(metrics_module, "TRUNCATED_AUC_TIES", "nope")
+    with pytest.raises(ValueError, match="ties must be one of include, pro_rata, exclude"):
+        truncated_auc(y, s, 0.2)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        partial_auc(y, s, 0.2, ties="half")
 
 
 def test_truncated_auc_rejects_bad_levels():
@@ -128,7 +242,9 @@ def test_roc_curve():
     fpr, tpr = roc_curve(y, s)
     assert fpr[0] == 0 and tpr[0] == 0 and fpr[-1] == 1 and tpr[-1] == 1
     assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
-    assert np.trapezoid(tpr, fpr) == pytest.approx(auc(y, s))
+    assert np.trapezoid(tpr, fpr) == pytest.approx(auc(y, s))  # the vertices joined by segments (Convention 2)
+    # the tie (2 positives, 1 negative at 0.4) is one segment, not a staircase
+    np.testing.assert_allclose(np.c_[fpr, tpr], [[0, 0], [0, 1 / 3], [1 / 2, 1], [1, 1]])
 
 
 def test_registry():
@@ -145,6 +261,20 @@ def test_registry():
     s = np.linspace(1, 0, 20)
     assert METRICS["truncated_auc_20"](y, s) == pytest.approx(truncated_auc(y, s, u0=0.2))
     assert METRICS["truncated_auc_05"](y, s) == pytest.approx(truncated_auc(y, s, u0=0.05))
+
+
+def test_registry_names_every_level_and_reading():
+    y = np.array([1, 1, -1, 1, -1, 1, -1, -1, -1, -1])
+    s = np.array([0.9, 0.8, 0.8, 0.5, 0.5, 0.3, 0.2, 0.2, 0.1, 0.0])
+    for tag, u0 in (("20", 0.2), ("10", 0.1), ("05", 0.05)):
+        for suffix, ties in (("include", "include"), ("prorata", "pro_rata"), ("exclude", "exclude")):
+            metric = METRICS[f"truncated_auc_{tag}_{suffix}"]
+            assert metric.kind == "score" and metric.greater_is_better
+            assert metric(y, s) == pytest.approx(truncated_auc(y, s, u0, ties=ties))
+        assert METRICS[f"truncated_auc_{tag}"](y, s) == pytest.approx(truncated_auc(y, s, u0))
+        assert METRICS[f"partial_auc_{tag}"](y, s) == pytest.approx(partial_auc(y, s, u0))
+        assert METRICS[f"partial_auc_{tag}"].greater_is_better
+    assert METRICS["truncated_auc"](y, s) == pytest.approx(truncated_auc(y, s, 0.1))  # the stored names stay
 
 
 def test_compute_metrics_uses_what_is_available():
@@ -187,6 +317,7 @@ def test_compute_metrics_with_a_p_value():
 
 @pytest.mark.parametrize(("name", "expected"), [
     ("test_auc", True), ("train_risk", False), ("oob_risk", False), ("test_truncated_auc_05", True),
+    ("test_truncated_auc_20_prorata", True), ("test_partial_auc_10", True),
     ("test_accuracy", True), ("auc", True), ("risk", False), ("reject", True), ("test_reject", True),
     ("instability", False), ("roc_envelope_width", False), ("n_train", None), ("test_", None),
     ("test_f1", None), ("max_depth", None),
