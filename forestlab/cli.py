@@ -453,6 +453,20 @@ def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
             typer.echo(text)
 
 
+@app.command()
+@handle_errors
+def report(overrides: Overrides = None) -> None:
+    """Build the reproduction report, a static site under results/report/ (open index.html), from the stored runs
+    of every experiment; the overrides (e.g. seeds=3) apply to every experiment, as they did to its runs."""
+    from forestlab.report.site import build_site
+
+    _setup_logging()
+    t0 = time.perf_counter()
+    index = build_site(overrides or [])
+    _say(f"forestlab: report built in {time.perf_counter() - t0:.1f}s: {index}", err=True)
+    typer.echo(str(index))
+
+
 def vars_of(spec: Any) -> dict[str, Any]:
     """What the store keeps of a planned run."""
     return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,

@@ -1,0 +1,921 @@
+"""The reproduction report: a static site (``<reports_dir>/report/index.html``) built from the store and the
+experiments' configs.
+
+The index has one line per registered study (and one for the experiments without a study, when any has runs): how
+many published cells our runs reproduce within 2 std, how many claims hold, do not hold or are inconclusive, the
+runs done and failed and when they last ran. Each study's page has, per experiment and table, the reproduced
+values, the published ones beside them with the difference and a mark of agreement per cell, the head-to-head
+tests, and for a table comparing several learners on several datasets the Friedman test and a critical-difference
+diagram (:mod:`forestlab.report.critical_difference`); each figure beside the README's description of it; each
+claim with its test, verdict and evidence; the protocol choices and ambiguities from the study's README; and
+provenance: what produced the page and the command that reruns each table.
+
+The report only reads: runs, their values and arrays from the store, the figures ``forestlab figures`` drew, the
+published tables and the READMEs. It never plans, loads a dataset or refits, and it names no study: whatever study
+the registry and ``conf/experiment/`` hold is covered. The site has no script and fetches nothing: its stylesheet
+ships with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system
+or behind any static web server. Nothing missing breaks it: an experiment without runs, a published value the
+source does not print, a figure not drawn yet each get a placeholder saying what to run.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+import os
+import re
+import shlex
+import shutil
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from forestlab.errors import ConfigError, ForestlabError, StoreError
+from forestlab.report import provenance as prov
+from forestlab.report import readme
+from forestlab.results import ExperimentResults
+
+__all__ = ["build_site", "site_dir"]
+
+log = logging.getLogger("forestlab")
+
+ASSETS = Path(__file__).with_name("assets")
+OTHER = "other"  # the page of the experiments without a study
+VERDICTS = ("HOLDS", "DOES NOT HOLD", "INCONCLUSIVE", "NOT TESTED")
+# agreement of one published cell with our runs
+AGREE, DISAGREE, SINGLE, NO_RUN, GAP = "agree", "disagree", "single", "no-run", "gap"
+MARKS = {AGREE: ("✓", "published value within 2 std of our runs"),
+         DISAGREE: ("✗", "published value more than 2 std from our mean"),
+         SINGLE: ("·", "a single run: no spread to judge against"),
+         NO_RUN: ("—", "no run stored for this cell"),
+         GAP: ("?", "the source prints no value here")}
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-") or "x"
+
+
+def _num(x: Any, digits: int = 3, signed: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def _p(p: float) -> str:
+    return "—" if p is None or p != p else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What the pages show, gathered from the store
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class Agreement:
+    """Counts of published cells by agreement with our runs."""
+
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MARKS, 0))
+
+    def add(self, other: Agreement) -> None:
+        for k, v in other.counts.items():
+            self.counts[k] += v
+
+    @property
+    def judged(self) -> int:
+        return self.counts[AGREE] + self.counts[DISAGREE]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def text(self) -> str:
+        if not self.total:
+            return "no published table"
+        rest = [f"{self.counts[k]} {label}" for k, label in
+                ((SINGLE, "single-run"), (NO_RUN, "not run"), (GAP, "not printed")) if self.counts[k]]
+        head = f"{self.counts[AGREE]} of {self.judged} within 2 std" if self.judged else "none judged yet"
+        return head + (f" ({', '.join(rest)})" if rest else "")
+
+
+@dataclass
+class FriedmanView:
+    comparison: Any
+    result: Any = None  # FriedmanResult or None
+    image: str | None = None  # path relative to the site root
+    reason: str = ""
+
+
+@dataclass
+class TableView:
+    spec: dict[str, Any]
+    reproduced: pd.DataFrame | None = None
+    reproduced_error: str = ""
+    comparison: pd.DataFrame | None = None
+    comparison_error: str = ""
+    agreement: Agreement = field(default_factory=Agreement)
+    pairs: list[tuple[Any, pd.DataFrame]] = field(default_factory=list)
+    pairs_error: str = ""
+    friedman: list[FriedmanView] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return str(self.spec["name"])
+
+    @property
+    def title(self) -> str:
+        return str(self.spec.get("title", self.spec["name"]))
+
+
+@dataclass
+class FigureView:
+    spec: dict[str, Any]
+    image: str | None  # relative to the site root
+    pdf: str | None
+    drawn_at: float | None
+    original_title: str
+    original_html: str
+
+
+@dataclass
+class ClaimView:
+    name: str
+    verdict: str
+    claim: str = ""
+    test: str = ""
+    evidence: str = ""
+
+
+@dataclass
+class ExperimentView:
+    exp: Any
+    res: ExperimentResults
+    overrides: list[str]
+    runs: prov.RunsProvenance
+    config_hash: str
+    commands: prov.Commands
+    tables: list[TableView] = field(default_factory=list)
+    figures: list[FigureView] = field(default_factory=list)
+    claims: list[ClaimView] = field(default_factory=list)
+    claims_error: str = ""
+
+    @property
+    def name(self) -> str:
+        return str(self.exp.name)
+
+    @property
+    def has_plan(self) -> bool:
+        return bool(self.res.counts.get("planned"))
+
+    @property
+    def done(self) -> int:
+        return int(self.res.counts.get("done", 0))
+
+    @property
+    def agreement(self) -> Agreement:
+        out = Agreement()
+        for t in self.tables:
+            out.add(t.agreement)
+        return out
+
+    def verdicts(self) -> dict[str, int]:
+        out = dict.fromkeys(VERDICTS, 0)
+        for c in self.claims:
+            out[c.verdict if c.verdict in out else "NOT TESTED"] += 1
+        return out
+
+
+@dataclass(frozen=True)
+class BrokenExperiment:
+    """An experiment whose config cannot be resolved (a dataset or learner still being written, say): shown with
+    its error, never a reason to stop the report."""
+
+    name: str
+    study: str | None
+    error: str
+
+
+@dataclass
+class StudyView:
+    key: str
+    title: str
+    readme: Path | None
+    experiments: list[ExperimentView]
+    broken: list[BrokenExperiment] = field(default_factory=list)
+
+    @property
+    def page(self) -> str:
+        return f"{_slug(self.key)}.html"
+
+    @property
+    def agreement(self) -> Agreement:
+        out = Agreement()
+        for e in self.experiments:
+            out.add(e.agreement)
+        return out
+
+    def verdicts(self) -> dict[str, int]:
+        out = dict.fromkeys(VERDICTS, 0)
+        for e in self.experiments:
+            for k, v in e.verdicts().items():
+                out[k] += v
+        return out
+
+    def counts(self) -> dict[str, int]:
+        out = {"planned": 0, "done": 0, "failed": 0, "pending": 0}
+        for e in self.experiments:
+            for k in out:
+                out[k] += int(e.res.counts.get(k, 0))
+        return out
+
+    @property
+    def last_run(self) -> float | None:
+        stamps = [e.runs.last for e in self.experiments if e.runs.last is not None]
+        return max(stamps) if stamps else None
+
+
+def _error_text(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, ForestlabError) else f"{type(exc).__name__}: {exc}"
+
+
+def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
+                datasets: Sequence[str]) -> TableView:
+    from forestlab.report.tables import _display, build_table
+
+    view = TableView(spec)
+    if res.counts.get("done"):
+        try:
+            view.reproduced = _display(res, spec, build_table(res, spec))
+        except Exception as exc:  # a report never crashes on one table: it says what went wrong in its place
+            view.reproduced_error = _error_text(exc)
+    if spec.get("published"):
+        try:
+            view.comparison = comparison_rows(res, spec, datasets)
+            for mark in view.comparison["mark"]:
+                view.agreement.counts[mark] += 1
+        except Exception as exc:
+            view.comparison_error = _error_text(exc)
+    if res.counts.get("done"):
+        _pairs(view, res)
+        _friedman(view, res, site, exp_dir)
+    return view
+
+
+def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequence[str] = ()) -> pd.DataFrame:
+    """Published vs reproduced, one row per published cell of the table (every dataset of the plan, or
+    ``datasets`` when nothing ran): :func:`forestlab.report.compare.comparison_table`'s columns, plus
+    ``mark`` (agree, disagree, single, no-run, gap) and ``note`` (the published file's note, if any)."""
+    from forestlab.report.compare import comparison_table, read_published
+
+    published = read_published(res.study, str(spec["published"]))
+    wanted = [(str(c["algorithm"]), str(c["metric"])) for c in spec["cells"] if "metric" in c]
+    datasets = res.datasets or list(datasets)
+    ours = comparison_table(res, spec) if res.datasets else None
+    found = {} if ours is None else {(r.dataset, r.algorithm, r.metric): r._asdict() for r in
+                                     ours.itertuples(index=False)}
+    note_col = next((c for c in ("note", "notes", "comment") if c in published.columns), None)
+    rows = []
+    for p in published.itertuples(index=False):
+        key = (str(p.dataset), str(p.algorithm), str(p.metric))
+        if key[1:] not in wanted or key[0] not in datasets:
+            continue
+        value = pd.to_numeric(pd.Series([p.value]), errors="coerce").iloc[0]
+        row = found.get(key) or {"dataset": key[0], "algorithm": key[1], "metric": key[2], "published": value,
+                                 "reproduced": float("nan"), "std": float("nan"), "n": 0, "diff": float("nan"),
+                                 "within_2std": None, "z_mean": float("nan")}
+        row["published"] = float(value)
+        note = getattr(p, note_col) if note_col else None
+        row["note"] = "" if note is None or (isinstance(note, float) and math.isnan(note)) else str(note)
+        if math.isnan(float(value)):
+            row["mark"], row["diff"], row["within_2std"] = GAP, float("nan"), None
+        elif not row["n"]:
+            row["mark"] = NO_RUN
+        elif row["n"] < 2:
+            row["mark"] = SINGLE
+        else:
+            row["mark"] = AGREE if row["within_2std"] else DISAGREE
+        rows.append(row)
+    cols = ["dataset", "algorithm", "metric", "published", "reproduced", "std", "n", "diff", "within_2std",
+            "z_mean", "mark", "note"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _pairs(view: TableView, res: ExperimentResults) -> None:
+    from forestlab.stats import pair_table, pairs_of
+
+    metric = str(view.spec.get("pair_metric", "test_risk"))
+    alpha = float(view.spec.get("alpha", 0.05))
+    try:
+        for a, b in pairs_of(view.spec):
+            table, summary = pair_table(res, a, b, metric, alpha=alpha)
+            view.pairs.append((summary, table))
+    except Exception as exc:
+        view.pairs_error = _error_text(exc)
+
+
+def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str) -> None:
+    from forestlab.report import critical_difference as cdm
+
+    alpha = float(view.spec.get("alpha", 0.05))
+    for comp in cdm.comparisons(view.spec):
+        fv = FriedmanView(comp)
+        view.friedman.append(fv)
+        try:
+            scores = cdm.score_matrix(res, comp)
+            fv.result = cdm.friedman_nemenyi(scores, comp.metric, alpha=alpha)
+            if fv.result is None:
+                complete = int(scores.dropna(axis=0, how="any").shape[0])
+                fv.reason = (f"{complete} dataset(s) with a value for all {len(comp.algorithms)} learners: the "
+                             f"Friedman test needs at least {cdm.MIN_DATASETS}")
+                continue
+            rel = f"cd/{exp_dir}/{_slug(view.name)}-{_slug(comp.metric)}.png"
+            cdm.draw_cd_diagram(fv.result, site / rel)
+            fv.image = rel
+        except Exception as exc:
+            fv.reason = _error_text(exc)
+
+
+def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
+                 study_readme: Path | None) -> FigureView:
+    from forestlab.report import output_dir
+
+    name = str(spec["name"])
+    src = output_dir(exp, "figures")
+    image = pdf = None
+    drawn_at = None
+    png = src / f"{name}.png"
+    if png.is_file():
+        rel = f"figures/{exp_dir}/{_slug(name)}.png"
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(png, site / rel)
+        image, drawn_at = rel, png.stat().st_mtime
+        if (src / f"{name}.pdf").is_file():
+            pdf = f"figures/{exp_dir}/{_slug(name)}.pdf"
+            shutil.copyfile(src / f"{name}.pdf", site / pdf)
+    original = spec.get("original")
+    if isinstance(original, str) and original.strip():
+        title, body = "The original, as the experiment's config describes it", readme.to_html(original)
+    else:
+        sec = readme.figure_section(study_readme, exp.name) if study_readme else None
+        if sec is not None:
+            title = f"From the study's README: {sec.title}"
+            body = readme.to_html(sec.markdown, shift=max(0, 4 - sec.level))
+        else:
+            title = "The original"
+            where = f"experiments/{res.study}/README.md" if res.study else "a study README"
+            body = (f"<p>{esc(where)} has no section naming <code>{esc(exp.name)}</code>. The experiment: "
+                    f"{esc(exp.description or exp.name)}.</p>")
+    return FigureView(spec, image, pdf, drawn_at, title, body)
+
+
+def _claims(view: ExperimentView) -> None:
+    from forestlab.studies import judge_all
+
+    names = view.res.claims()
+    if not names:
+        return
+    if not view.done:
+        view.claims = [ClaimView(n, "NOT TESTED", evidence="no run stored for this configuration yet")
+                       for n in names]
+        return
+    try:
+        for j in judge_all(names, view.res):
+            r = j.result
+            view.claims.append(ClaimView(j.name, j.verdict, r.claim, r.test, r.evidence))
+    except Exception as exc:
+        view.claims_error = _error_text(exc)
+        view.claims = [ClaimView(n, "NOT TESTED", evidence="could not be judged (see above)") for n in names]
+
+
+def experiment_view(exp: Any, overrides: Sequence[str], site: Path) -> ExperimentView:
+    """Everything the report shows about one experiment (its tables' CD diagrams and its figures are written
+    under ``site``)."""
+    from forestlab.report import experiment_results
+    from forestlab.studies import STUDIES
+
+    res = experiment_results(exp)
+    ov = list(overrides)
+    view = ExperimentView(exp=exp, res=res, overrides=ov, runs=prov.runs_provenance(res, exp.plan_id),
+                          config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))
+    exp_dir = _slug(f"{exp.name}-smoke" if exp.smoke else exp.name)
+    for spec in res.tables():
+        view.tables.append(_table_view(res, spec, site, exp_dir, [d.name for d in exp.datasets]))
+    study_readme = _readme_path(exp.study) if exp.study in STUDIES else None
+    for spec in res.figures():
+        view.figures.append(_figure_view(exp, res, spec, site, exp_dir, study_readme))
+    _claims(view)
+    return view
+
+
+def _readme_path(study: str | None) -> Path | None:
+    from forestlab.config import experiments_dir
+
+    if not study:
+        return None
+    path = experiments_dir() / study / "README.md"
+    return path if path.is_file() else None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------------------------------------------
+def _page(title: str, body: str, *, smoke: bool, footer: str) -> str:
+    banner = ('<p class="smoke-banner">SMOKE RUNS (<code>debug=smoke</code>): one seed, two datasets, ten trees. '
+              "They check that the code runs; they are not the experiments' results.</p>" if smoke else "")
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{esc(title)}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="assets/report.css">
+</head>
+<body>
+<header class="top"><a href="index.html">forestlab reproduction report</a></header>
+<main>
+{banner}{body}
+</main>
+<footer>{footer}</footer>
+</body>
+</html>
+"""
+
+
+def _html_table(df: pd.DataFrame, *, cls: str = "data", first_is_header: bool = True) -> str:
+    head = "".join(f"<th>{esc(c)}</th>" for c in df.columns)
+    rows = []
+    for values in df.itertuples(index=False):
+        cells = []
+        for i, v in enumerate(values):
+            tag = "th" if i == 0 and first_is_header else "td"
+            cells.append(f"<{tag}>{esc(v)}</{tag}>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table></div>")
+
+
+def _cmd(text: str) -> str:
+    return f'<pre class="cmd"><code>{esc(text)}</code></pre>'
+
+
+def _verdict_badge(verdict: str) -> str:
+    return f'<span class="verdict v-{_slug(verdict.lower())}">{esc(verdict)}</span>'
+
+
+def _verdict_counts(counts: dict[str, int]) -> str:
+    parts = [f'<span class="vc v-{_slug(k.lower()) if counts[k] else "zero"}" title="{esc(k)}">{counts[k]} '
+             f"{esc(k.lower())}</span>" for k in VERDICTS if counts[k] or k != "NOT TESTED"]
+    return " · ".join(parts)
+
+
+def _runs_text(counts: dict[str, int]) -> str:
+    text = f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed"
+    if counts.get("pending"):
+        text += f", {counts['pending']} pending"
+    return text
+
+
+def _comparison_html(view: TableView, res: ExperimentResults) -> str:
+    df = view.comparison
+    if df is None or df.empty:
+        return "<p class=\"placeholder\">No published cell of this table concerns the datasets of this plan.</p>"
+    digits = {(str(c["algorithm"]), str(c["metric"])): int(c.get("digits", view.spec.get("digits", 3)))
+              for c in view.spec["cells"] if "metric" in c}
+    labels = {(str(c["algorithm"]), str(c["metric"])): str(c.get("label", f"{c['algorithm']} {c['metric']}"))
+              for c in view.spec["cells"] if "metric" in c}
+    groups = [k for k in digits if ((df["algorithm"] == k[0]) & (df["metric"] == k[1])).any()]
+    datasets = list(dict.fromkeys(df["dataset"]))
+    by_key = {(r.dataset, r.algorithm, r.metric): r for r in df.itertuples(index=False)}
+    head1 = "<th rowspan=\"2\">dataset</th>" + "".join(
+        f'<th colspan="3" class="group">{esc(labels[g])}</th>' for g in groups)
+    head2 = "".join("<th>published</th><th>reproduced</th><th>Δ</th>" for _ in groups)
+    body = []
+    notes: list[str] = []
+    for d in datasets:
+        cells = [f"<th>{esc(d)}</th>"]
+        for g in groups:
+            r = by_key.get((d, *g))
+            if r is None:
+                cells.append('<td class="na" colspan="3">not in the published table</td>')
+                continue
+            k = digits[g]
+            symbol, meaning = MARKS[r.mark]
+            pub = _num(r.published, k) if r.mark != GAP else "not printed"
+            if r.note:
+                notes.append(f"{d}, {labels[g]}: {r.note}")
+                pub += f'<sup title="{esc(r.note)}">{len(notes)}</sup>'
+            ours = "—" if not r.n else (_num(r.reproduced, k) + (f" ± {_num(r.std, k)}" if r.n > 1 else ""))
+            diff = _num(r.diff, k, signed=True) if r.n and r.mark != GAP else ""
+            z = f"; |Δ| = {abs(r.diff) / r.std:.1f} std" if r.mark in (AGREE, DISAGREE) and r.std > 0 else ""
+            title = f"{meaning}{z}; {r.n} run(s)"
+            cells.append(f'<td class="pub">{pub}</td><td class="ours">{esc(ours)}</td>'
+                         f'<td class="mark m-{r.mark}" title="{esc(title)}">{esc(diff)} '
+                         f'<span class="sym" aria-label="{esc(meaning)}">{symbol}</span></td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    out = (f'<div class="scroll"><table class="data compare"><thead><tr>{head1}</tr><tr>{head2}</tr></thead>'
+           f'<tbody>{"".join(body)}</tbody></table></div>')
+    if notes:
+        out += '<ol class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ol>"
+    a = view.agreement
+    out += (f'<p class="summary">{esc(a.text())}; Δ = reproduced − published; reproduced = mean ± std over '
+            f"{'the seeds' if res.seeds > 1 else 'the runs'}.</p>")
+    return out
+
+
+def _legend() -> str:
+    items = "".join(f'<li><span class="mark m-{k}"><span class="sym">{s}</span></span> {esc(m)}</li>'
+                    for k, (s, m) in MARKS.items())
+    return f'<ul class="legend">{items}</ul>'
+
+
+def _pairs_html(view: TableView) -> str:
+    if view.pairs_error:
+        return f'<p class="error">Head-to-head tests not available: {esc(view.pairs_error)}</p>'
+    if not view.pairs:
+        return ""
+    parts = ["<h4>Head to head on the same splits (per-dataset paired t-tests, Wilcoxon across datasets)</h4>"]
+    for summary, table in view.pairs:
+        parts.append(f'<p class="pair-line">{esc(summary.line())}</p>')
+        if len(table):
+            marks = ", ".join(f"{d} {o}{'*' if s else ''}" for d, o, s in
+                              zip(table["dataset"], table["outcome"], table["significant"], strict=True))
+            parts.append(f'<p class="pair-detail">{esc(marks)} <span class="muted">(W/T/L for {esc(summary.a)} on '
+                         f"the rounded means; * = paired t-test p &lt; {summary.alpha:g})</span></p>")
+    return "".join(parts)
+
+
+def _friedman_html(view: TableView) -> str:
+    if not view.friedman:
+        return ""
+    parts = []
+    for fv in view.friedman:
+        comp = fv.comparison
+        head = (f"<h4>Across datasets: Friedman test and Nemenyi post hoc on {esc(comp.metric)} "
+                f"({', '.join(esc(a) for a in comp.algorithms)})</h4>")
+        r = fv.result
+        if r is None:
+            parts.append(head + f'<p class="placeholder">Not computed: {esc(fv.reason)}.</p>')
+            continue
+        better = "higher" if r.higher_is_better else "lower"
+        verdict = ("the average ranks differ (Iman-Davenport F rejects equal ranks)" if r.significant else
+                   "no evidence that the average ranks differ")
+        lines = [f"N = {r.n_datasets} datasets, k = {r.n_algorithms} learners ({esc(comp.metric)}, {better} is "
+                 f"better; each learner's mean over the seeds, ranked within each dataset, 1 = best).",
+                 f"Friedman χ² = {r.chi2:.2f}, p = {_p(r.p)}; Iman-Davenport F = {r.iman_davenport_f:.2f}, "
+                 f"p = {_p(r.iman_davenport_p)}: {verdict} at α = {r.alpha:g}.",
+                 f"Critical difference (Nemenyi, α = {r.alpha:g}): CD = {r.cd:.2f}."]
+        pairs = r.different_pairs()
+        lines.append("Pairs the Nemenyi test tells apart: " + (", ".join(f"{a} better than {b}" for a, b in pairs)
+                                                             if pairs else "none") + ".")
+        if r.dropped:
+            lines.append(f"Left out (a learner has no value there): {', '.join(r.dropped)}.")
+        if r.caution():
+            lines.append(f"Caution: {r.caution()}.")
+        ranks = pd.DataFrame({"learner": list(r.ranks.index), "average rank": [f"{v:.2f}" for v in r.ranks]})
+        img = (f'<figure class="cd"><img src="{esc(fv.image)}" alt="critical-difference diagram of '
+               f'{esc(comp.metric)} in {esc(view.name)}"><figcaption>Critical-difference diagram: learners joined '
+               "by a thick line are not told apart by the Nemenyi test.</figcaption></figure>") if fv.image else ""
+        parts.append(head + '<div class="cd-block"><div>' + "".join(f"<p>{line}</p>" for line in lines)
+                     + _html_table(ranks, cls="data small") + "</div>" + img + "</div>")
+    return "".join(parts)
+
+
+def _table_html(ev: ExperimentView, view: TableView) -> str:
+    anchor = f"{_slug(ev.name)}--{_slug(view.name)}"
+    cmds = f"{ev.commands.run} && {ev.commands.tables}"
+    if view.spec.get("published") or view.spec.get("pairs"):
+        cmds += f" && {ev.commands.compare}"
+    out = [f'<section class="table" id="{esc(anchor)}"><h3>{esc(view.title)}</h3>',
+           f'<p class="rerun">Rerun this table:</p>{_cmd(cmds)}']
+    if view.reproduced is not None:
+        out.append(_html_table(view.reproduced))
+    elif view.reproduced_error:
+        out.append(f'<p class="error">This table cannot be built from the stored runs: '
+                   f"{esc(view.reproduced_error)}</p>")
+    else:
+        out.append(f'<p class="placeholder">No run stored for this configuration yet: run '
+                   f"<code>{esc(ev.commands.run)}</code>.</p>")
+    if view.spec.get("published"):
+        out.append(f"<h4>Published vs reproduced (<code>{esc(view.spec['published'])}</code>)</h4>")
+        if view.comparison_error:
+            out.append(f'<p class="error">The published table cannot be read: {esc(view.comparison_error)}</p>')
+        else:
+            out.append(_comparison_html(view, ev.res))
+    out.append(_pairs_html(view))
+    out.append(_friedman_html(view))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _figure_html(ev: ExperimentView, fv: FigureView) -> str:
+    name = str(fv.spec["name"])
+    title = str(fv.spec.get("title", name))
+    if fv.image:
+        stale = (ev.runs.last is not None and fv.drawn_at is not None and fv.drawn_at < ev.runs.last)
+        note = (f' <span class="warn">drawn before the last run: redraw with <code>{esc(ev.commands.figures)}'
+                "</code></span>" if stale else "")
+        pdf = f' · <a href="{esc(fv.pdf)}">PDF</a>' if fv.pdf else ""
+        figure = (f'<figure><a href="{esc(fv.image)}"><img src="{esc(fv.image)}" alt="{esc(title)}"></a>'
+                  f"<figcaption>{esc(title)} (drawn {esc(prov.fmt_time(fv.drawn_at))}{pdf}){note}</figcaption>"
+                  "</figure>")
+    else:
+        figure = (f'<div class="placeholder figure-missing"><p><strong>{esc(title)}</strong></p><p>Not drawn yet. '
+                  f"Draw it with:</p>{_cmd(ev.commands.figures)}</div>")
+    return (f'<section class="figure" id="{esc(_slug(ev.name))}--fig-{esc(_slug(name))}"><h3>{esc(title)}</h3>'
+            f'<div class="side-by-side"><div class="fig">{figure}</div><div class="original"><h4>'
+            f"{esc(fv.original_title)}</h4>{fv.original_html}</div></div></section>")
+
+
+def _claims_html(ev: ExperimentView) -> str:
+    if not ev.claims:
+        return ""
+    out = ["<h3>Claims</h3>"]
+    if ev.claims_error:
+        out.append(f'<p class="error">The claims could not be judged: {esc(ev.claims_error)}</p>')
+    out.append('<ul class="claims">')
+    for c in ev.claims:
+        body = f'<p class="claim-text">{esc(c.claim)}</p>' if c.claim else ""
+        body += f'<p><span class="label">Test:</span> {esc(c.test)}</p>' if c.test else ""
+        body += f'<p><span class="label">Evidence:</span> {esc(c.evidence)}</p>' if c.evidence else ""
+        out.append(f'<li id="claim-{esc(_slug(ev.name))}-{esc(_slug(c.name))}">{_verdict_badge(c.verdict)} '
+                   f"<code>{esc(c.name)}</code>{body}</li>")
+    out.append("</ul>")
+    return "".join(out)
+
+
+def _experiment_provenance(ev: ExperimentView) -> str:
+    r = ev.runs
+    counts = ev.res.counts or {}
+    rows = [("experiment", ev.name), ("study", ev.exp.study or "none"),
+            ("plan id (hash of what decides the runs)", ev.exp.plan_id),
+            ("config hash (composed config, without paths and launcher)", ev.config_hash),
+            ("overrides", " ".join(ev.overrides) or "none"),
+            ("runs planned / done / failed / pending",
+             f"{counts.get('planned', 0)} / {counts.get('done', 0)} / {counts.get('failed', 0)} / "
+             f"{counts.get('pending', 0)}"),
+            ("runs finished", r.dates()),
+            ("plan recorded", prov.fmt_time(r.plan_recorded)),
+            ("hosts that ran them", ", ".join(r.hosts) or "—"),
+            ("forestlab versions that ran them", ", ".join(r.versions) or "—")]
+    table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    cmds = "\n".join([ev.commands.run, ev.commands.tables, ev.commands.figures, ev.commands.compare])
+    return (f'<details class="provenance"><summary>Provenance of {esc(ev.name)}</summary>'
+            f'<table class="kv">{table}</table><p>Rerun everything of this experiment:</p>{_cmd(cmds)}</details>')
+
+
+def _experiment_html(ev: ExperimentView) -> str:
+    counts = ev.res.counts or {}
+    status = (f"{_runs_text(counts)} of {counts.get('planned', 0)} planned runs; last finished "
+              f"{prov.fmt_time(ev.runs.last)}" if ev.has_plan else
+              "no run stored for this configuration yet")
+    out = [f'<section class="experiment" id="{esc(_slug(ev.name))}">',
+           f"<h2>Experiment <code>{esc(ev.name)}</code></h2>",
+           f'<p class="description">{esc(ev.exp.description or "")}</p>',
+           f'<p class="status">{esc(status)}.</p>']
+    if not ev.has_plan:
+        out.append(f'<div class="placeholder"><p>Nothing to show until it runs:</p>'
+                   f"{_cmd(ev.commands.run)}</div>")
+    if counts.get("failed"):
+        out.append(f'<p class="warn">{counts["failed"]} run(s) failed; their errors: '
+                   f"<code>{esc(shlex.join(['forestlab', 'status', ev.name, *ev.overrides, '--failed']))}"
+                   "</code></p>")
+    for tv in ev.tables:
+        out.append(_table_html(ev, tv))
+    for fv in ev.figures:
+        out.append(_figure_html(ev, fv))
+    out.append(_claims_html(ev))
+    out.append(_experiment_provenance(ev))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _broken_html(b: BrokenExperiment) -> str:
+    return (f'<section class="experiment" id="{esc(_slug(b.name))}"><h2>Experiment <code>{esc(b.name)}</code></h2>'
+            f'<p class="error">Its config cannot be resolved, so it is left out of this report: {esc(b.error)}</p>'
+            f"<p class=\"muted\">See it with <code>forestlab config experiment={esc(b.name)}</code>.</p></section>")
+
+
+def _experiments_text(study: StudyView) -> str:
+    ran = sum(1 for e in study.experiments if e.has_plan)
+    text = f"{ran} of {len(study.experiments) + len(study.broken)}"
+    return text + (f" ({len(study.broken)} cannot be resolved)" if study.broken else "")
+
+
+def _study_summary(study: StudyView) -> str:
+    counts = study.counts()
+    return (f'<ul class="study-summary"><li>Experiments with stored runs: {esc(_experiments_text(study))}</li>'
+            f"<li>Published cells: {esc(study.agreement.text())}</li>"
+            f"<li>Claims: {_verdict_counts(study.verdicts())}</li>"
+            f"<li>Runs: {esc(_runs_text(counts))}; last run {esc(prov.fmt_time(study.last_run))}</li></ul>")
+
+
+def _study_page(study: StudyView, footer: str, smoke: bool) -> str:
+    toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> (cannot be resolved)</li>'
+           for b in study.broken]
+    for ev in study.experiments:
+        items = "".join(f'<li><a href="#{esc(_slug(ev.name))}--{esc(_slug(t.name))}">{esc(t.title)}</a></li>'
+                        for t in ev.tables)
+        items += "".join(f'<li><a href="#{esc(_slug(ev.name))}--fig-{esc(_slug(str(f.spec["name"])))}">'
+                         f'{esc(f.spec.get("title", f.spec["name"]))}</a></li>' for f in ev.figures)
+        toc.append(f'<li><a href="#{esc(_slug(ev.name))}"><code>{esc(ev.name)}</code></a>'
+                   + (f"<ul>{items}</ul>" if items else "") + "</li>")
+    choices = readme.choices(study.readme) if study.readme else []
+    if study.readme:
+        toc.append('<li><a href="#protocol-choices">Protocol choices and ambiguities</a></li>')
+    heading = (f"<h1>{esc(study.title)}</h1>" if study.key == OTHER else
+               f"<h1><code>{esc(study.key)}</code>: {esc(study.title)}</h1>")
+    body = [heading, _study_summary(study)]
+    if not study.experiments and not study.broken:
+        body.append('<div class="placeholder"><p>No experiment of this study is registered yet: an experiment '
+                    f"config in <code>conf/experiment/</code> with <code>study: {esc(study.key)}</code> appears "
+                    "here as soon as it exists.</p></div>")
+    if toc:
+        body.append(f'<nav class="toc"><h2>Contents</h2><ul>{"".join(toc)}</ul></nav>')
+    if study.experiments:
+        body.append(f'<details class="legend-box" open><summary>How to read the marks</summary>{_legend()}'
+                    "<p>Reproduced = mean ± std over our seeds (or folds). A published number is a single split's "
+                    "in most studies, so it should fall within 2 std of our mean about 95% of the time when the "
+                    "protocol is the same.</p></details>")
+    for b in study.broken:
+        body.append(_broken_html(b))
+    for ev in study.experiments:
+        body.append(_experiment_html(ev))
+    if study.readme:
+        body.append('<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2>'
+                    f'<p class="muted">From <code>experiments/{esc(study.key)}/README.md</code>.</p>')
+        if choices:
+            for sec in choices:
+                body.append(f'<h3>{esc(sec.title)}</h3>{readme.to_html(sec.markdown, shift=max(0, 3 - sec.level))}')
+        else:
+            body.append('<p class="placeholder">The README has no section on protocol choices or ambiguities.</p>')
+        body.append("</section>")
+    elif study.key != OTHER:
+        body.append(f'<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2><p class="placeholder">'
+                    f"No <code>experiments/{esc(study.key)}/README.md</code> yet.</p></section>")
+    return _page(f"{study.key}: {study.title}", "".join(body), smoke=smoke, footer=footer)
+
+
+def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint: str) -> str:
+    rows = []
+    for s in studies:
+        counts = s.counts()
+        rows.append(
+            f'<tr><th><a href="{esc(s.page)}">{esc(s.key if s.key != OTHER else "other experiments")}</a></th>'
+            f"<td>{esc(s.title)}</td><td>{esc(_experiments_text(s))}</td>"
+            f"<td>{esc(s.agreement.text())}</td><td>{_verdict_counts(s.verdicts())}</td>"
+            f"<td>{esc(_runs_text(counts))}</td><td>{esc(prov.fmt_time(s.last_run))}</td></tr>")
+    table = ('<div class="scroll"><table class="data index"><thead><tr><th>study</th><th>source</th>'
+             "<th>experiments run</th><th>published cells reproduced</th><th>claims</th><th>runs</th>"
+             f"<th>last run</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+    intro = ("<p>Where forestlab stands on each study it reproduces: for every published table, our numbers beside "
+             "the published ones, cell by cell; for every claim, its test and verdict; every figure beside the "
+             "description of the original; the protocol choices we made where the study is ambiguous. "
+             "Each page says what produced it and prints the command that reruns each table.</p>"
+             "<p>A published cell is <em>reproduced</em> when it lies within 2 standard deviations of our mean "
+             "over the seeds. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
+             "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing.</p>")
+    body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
+    return _page("forestlab reproduction report", body, smoke=smoke, footer=footer)
+
+
+def _footer(generated: float, overrides: Sequence[str], views: Iterable[ExperimentView]) -> str:
+    from forestlab import __version__
+
+    views = list(views)
+    counts = {"done": 0, "failed": 0, "pending": 0}
+    first = [v.runs.first for v in views if v.runs.first is not None]
+    last = [v.runs.last for v in views if v.runs.last is not None]
+    for v in views:
+        for k in counts:
+            counts[k] += int(v.res.counts.get(k, 0))
+    packages = ", ".join(f"{k} {v}" for k, v in prov.package_versions().items())
+    hashes = ", ".join(f"{v.name} {v.config_hash[:12]}" for v in views)
+    rows = [("forestlab", f"{__version__}, commit {prov.git_commit()}"),
+            ("report built", f"{prov.fmt_time(generated)} on {prov.machine()}"),
+            ("command", shlex.join(["forestlab", "report", *overrides])),
+            ("runs", f"{_runs_text(counts)}; finished "
+                     + (f"{prov.fmt_time(min(first))} to {prov.fmt_time(max(last))}" if first else "—")),
+            ("config hashes", hashes or "—"),
+            ("packages", packages)]
+    table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    return f'<details class="provenance page-provenance" open><summary>Provenance</summary>' \
+           f'<table class="kv">{table}</table></details>'
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Building the site
+# ---------------------------------------------------------------------------------------------------------------
+def site_dir(experiment: Any) -> Path:
+    """``<reports_dir>/report`` (``report-smoke`` for smoke runs), ``reports_dir`` defaulting to the results
+    folder."""
+    from forestlab.config import resolve_path
+
+    root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
+    return root / ("report-smoke" if experiment.smoke else "report")
+
+
+def load_experiments(overrides: Sequence[str]) -> tuple[list[Any], list[BrokenExperiment]]:
+    """Every registered experiment resolved with ``overrides`` (which must apply to all of them), and those whose
+    config cannot be resolved, with their error. Overrides that no experiment accepts are the user's error (the
+    first one's message is raised)."""
+    from forestlab.config import list_options, load_experiment
+
+    chosen = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") in ("experiment", "dataset", "algorithm")]
+    if chosen:
+        raise ConfigError(f"the report covers every experiment: '{chosen[0]}' cannot be given to it (give "
+                          "overrides that apply to every experiment, such as seeds=3)")
+    loaded, broken, first_error = [], [], None
+    for name in list_options("experiments"):
+        try:
+            loaded.append(load_experiment([f"experiment={name}", *overrides]))
+        except ForestlabError as exc:
+            first_error = first_error or exc
+            broken.append(BrokenExperiment(name, _declared_study(name), str(exc)))
+    if not loaded and first_error is not None:
+        raise first_error
+    return loaded, broken
+
+
+def _declared_study(name: str) -> str | None:
+    """The ``experiment.study`` an experiment's own YAML file declares (None when it does not, or is unreadable)."""
+    import yaml
+
+    from forestlab.config import conf_dir
+
+    try:
+        data = yaml.safe_load((conf_dir() / "experiment" / f"{name}.yaml").read_text(encoding="utf-8"))
+        study = ((data or {}).get("experiment") or {}).get("study")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    return str(study) if study else None
+
+
+def gather(experiments: Sequence[Any], broken: Sequence[BrokenExperiment], overrides: Sequence[str],
+           site: Path) -> list[StudyView]:
+    """One :class:`StudyView` per registered study (by key), then one for the experiments without a study that
+    have a recorded plan (or a config that cannot be resolved)."""
+    from forestlab.studies import STUDIES
+
+    views = [experiment_view(exp, overrides, site) for exp in experiments]
+    studies = [StudyView(key, STUDIES[key].title, _readme_path(key), [v for v in views if v.exp.study == key],
+                         [b for b in broken if b.study == key]) for key in sorted(STUDIES)]
+    others = [v for v in views if v.exp.study not in STUDIES and v.has_plan]
+    other_broken = [b for b in broken if b.study not in STUDIES]
+    if others or other_broken:
+        studies.append(StudyView(OTHER, "Experiments without a study", None, others, other_broken))
+    return studies
+
+
+def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Path:
+    """Build the report for every registered study from the store; returns the path of its ``index.html``.
+
+    The site is written to a fresh folder beside ``out`` (default :func:`site_dir`) and moved into place when
+    complete, so a reader never sees half a report and files of an older report never linger.
+    """
+    t0 = time.perf_counter()
+    overrides = [str(o) for o in overrides]
+    experiments, broken = load_experiments(overrides)
+    if not experiments:
+        raise ConfigError("no experiment is registered (conf/experiment/ is empty)")
+    target = out or site_dir(experiments[0])
+    smoke = bool(experiments[0].smoke)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "assets").mkdir(parents=True)
+    except OSError as exc:
+        raise StoreError(f"cannot write the report to {target} ({exc.strerror or exc}): set paths.reports_dir=DIR "
+                         "to write it elsewhere") from None
+    try:
+        for asset in ASSETS.iterdir():
+            if asset.is_file():
+                shutil.copyfile(asset, tmp / "assets" / asset.name)
+        studies = gather(experiments, broken, overrides, tmp)
+        footer = _footer(time.time(), overrides, [e for s in studies for e in s.experiments])
+        for study in studies:
+            (tmp / study.page).write_text(_study_page(study, footer, smoke), encoding="utf-8")
+        hint = (f"Built by <code>{esc(shlex.join(['forestlab', 'report', *overrides]))}</code> in "
+                f"{time.perf_counter() - t0:.1f} s from the store; no run was recomputed.")
+        (tmp / "index.html").write_text(_index_page(studies, footer, smoke, hint), encoding="utf-8")
+        old = target.parent / f".{target.name}.old-{os.getpid()}"
+        if target.exists():
+            target.rename(old)
+        tmp.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StoreError(f"cannot write the report to {target} ({exc.strerror or exc}): set paths.reports_dir=DIR "
+                         "to write it elsewhere") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log.debug("report built in %.2f s", time.perf_counter() - t0)
+    return target / "index.html"
