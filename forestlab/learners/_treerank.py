@@ -26,7 +26,9 @@ node, ``leafrank_max_features`` (RF2) at each node of the LeafRank CART among th
 
 The fitted tree is kept as arrays (:class:`RankingTree`, the pruning and forest code read them) plus a flattened
 routing structure: for the CART and axis LeafRanks every master split is itself a small tree of axis-parallel tests,
-and all of them are chained into one decision graph that a new point walks once.
+and all of them are chained into one decision graph that a new point walks once. Those two LeafRanks are grown by
+compiled code (numba, :mod:`forestlab.learners._treerank_kernels`): a presorted weighted CART that never re-sorts;
+the SVM and dyadic LeafRanks run a Python loop over the master nodes.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.svm import SVC
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import ClassifierTags, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -174,7 +175,8 @@ def scores_from_leaf_order(leaves: np.ndarray, n_nodes: int) -> np.ndarray:
 
 def best_prefix(n_pos: np.ndarray, n_neg: np.ndarray) -> np.ndarray:
     """The LeafRank merge of a partition's cells (§2.4): sort the cells by β̂/α̂ decreasing (α̂ = 0 as +inf, ties in
-    cell order) and keep the prefix union maximising β̂ − α̂ (within-cell rates; the empty union counts, value 0).
+    cell order; an empty cell last) and keep the prefix union maximising β̂ − α̂ (within-cell rates; the empty union
+    counts, value 0). It holds exactly the cells whose β̂/α̂ exceeds the whole partition's.
 
     Parameters
     ----------
@@ -193,9 +195,10 @@ def best_prefix(n_pos: np.ndarray, n_neg: np.ndarray) -> np.ndarray:
     n_neg = np.asarray(n_neg, dtype=np.float64)
     total_pos, total_neg = n_pos.sum(), n_neg.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(n_neg > 0, n_pos / n_neg, np.inf)
+        ratio = np.where(n_neg > 0, n_pos / np.where(n_neg > 0, n_neg, 1.0), np.where(n_pos > 0, np.inf, -np.inf))
     order = np.argsort(-ratio, kind="stable")
-    gain = np.concatenate([[0.0], np.cumsum(n_pos[order]) / total_pos - np.cumsum(n_neg[order]) / total_neg])
+    # (β̂ − α̂) n+ n−, as sums of products of counts: exact for integer counts, so ties stay ties
+    gain = np.concatenate([[0.0], np.cumsum(total_neg * n_pos[order] - total_pos * n_neg[order])])
     keep = int(np.argmax(gain))
     chosen = np.zeros(len(n_pos), dtype=bool)
     chosen[order[:keep]] = True
@@ -205,19 +208,6 @@ def best_prefix(n_pos: np.ndarray, n_neg: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 # LeafRanks: each returns the training points' side (True = left) and a rule that routes new points
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass(eq=False)
-class _LocalTree:
-    """A LeafRank made of axis-parallel tests: node arrays (leaves: feature −1), the leaves in L, and the squared
-    half-gains (ΔAUC², eqs 2.16–2.17) of its internal nodes for the variable importances."""
-
-    feature: np.ndarray
-    threshold: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    in_left: np.ndarray
-    importance: np.ndarray
-
-
 class _SVMRule:
     def __init__(self, svm: SVC, features: np.ndarray) -> None:
         self.svm = svm
@@ -259,95 +249,21 @@ def _dyadic_bins(X: np.ndarray, low: np.ndarray, width: np.ndarray, n_bins: int)
     return np.clip(np.floor(scaled * n_bins), 0, n_bins - 1).astype(np.int32)
 
 
-def _axis_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, min_leaf: float,
-                   total: tuple[float, float]) -> _LocalTree | None:
-    """The best single cut X^j ≤ u / X^j > u (Λ maximal), as a one-node local tree; None if no cut helps."""
-    cell_pos = float(w[pos].sum())
-    cell_neg = float(w[~pos].sum())
-    best = (0.0, -1, 0.0)  # (criterion, feature, threshold); criterion = n_neg(C) n_pos(L) − n_pos(C) n_neg(L)
-    wp = np.where(pos, w, 0.0)
-    wn = np.where(pos, 0.0, w)
-    for j, f in enumerate(features):
-        x = X[:, j]
-        order = np.argsort(x, kind="stable")
-        xs = x[order]
-        cum_pos = np.cumsum(wp[order])
-        cum_neg = np.cumsum(wn[order])
-        count = cum_pos + cum_neg
-        valid = (xs[:-1] < xs[1:]) & (count[:-1] >= min_leaf) & (count[-1] - count[:-1] >= min_leaf)
-        if not valid.any():
-            continue
-        crit = cell_neg * cum_pos[:-1] - cell_pos * cum_neg[:-1]
-        crit = np.where(valid, crit, 0.0)
-        k = int(np.argmax(np.abs(crit)))
-        if abs(crit[k]) > abs(best[0]) * (1 + 1e-12) and abs(crit[k]) > 0:
-            best = (float(crit[k]), int(f), _midpoint(xs[k], xs[k + 1]))
-    crit, feature, threshold = best
-    if feature < 0:
-        return None
-    n_pos, n_neg = total
-    half_gain = abs(crit) / (2.0 * n_pos * n_neg)
-    return _LocalTree(feature=np.array([feature, -1, -1]), threshold=np.array([threshold, 0.0, 0.0]),
-                      left=np.array([1, -1, -1]), right=np.array([2, -1, -1]),
-                      in_left=np.array([False, crit > 0, crit < 0]),
-                      importance=np.array([half_gain ** 2, 0.0, 0.0]))
-
-
-def _midpoint(a: float, b: float) -> float:
-    mid = a / 2.0 + b / 2.0
-    return float(a if mid >= b or mid < a else mid)
-
-
-def _cart_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, params: dict[str, Any],
-                   seed: int, total: tuple[float, float]) -> _LocalTree | None:
-    """The weighted CART LeafRank (§2.6): a CART on the cell's data with positives weighted 1 − p̂ and negatives
-    p̂, its leaves merged by :func:`best_prefix`; None if L would be empty or the whole cell."""
+def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, kernel: str, C: float,
+                  gamma: str | float) -> _SVMRule:
+    """The weighted SVM LeafRank (§2.7): class weights 1 − p̂ for +1 and p̂ for −1; L = the positive side."""
     cell_pos = float(w[pos].sum())
     cell_neg = float(w[~pos].sum())
     p_hat = cell_pos / (cell_pos + cell_neg)
-    cost = np.where(pos, 1.0 - p_hat, p_hat) * w
-    max_features = resolve_max_features(params["leafrank_max_features"], len(features))
-    cart = DecisionTreeClassifier(criterion=params["leafrank_criterion"], max_depth=params["leafrank_max_depth"],
-                                  min_samples_split=params["leafrank_min_samples_split"],
-                                  min_samples_leaf=params["leafrank_min_samples_leaf"], max_features=max_features,
-                                  random_state=seed)
-    cart.fit(X, pos, sample_weight=cost)
-    tree = cart.tree_
-    indicator = cart.decision_path(X).tocsc()
-    node_pos = indicator.T @ np.where(pos, w, 0.0)
-    node_neg = indicator.T @ np.where(pos, 0.0, w)
-    is_leaf = tree.children_left < 0
-    leaves = np.flatnonzero(is_leaf)
-    chosen = best_prefix(node_pos[leaves], node_neg[leaves])
-    if not chosen.any() or chosen.all():
-        return None
-    in_left = np.zeros(tree.node_count, dtype=bool)
-    in_left[leaves[chosen]] = True
-    n_pos, n_neg = total
-    importance = np.zeros(tree.node_count)
-    internal = np.flatnonzero(~is_leaf)
-    left = tree.children_left[internal]
-    importance[internal] = ((node_neg[internal] * node_pos[left] - node_pos[internal] * node_neg[left])
-                            / (2.0 * n_pos * n_neg)) ** 2
-    feature = np.where(is_leaf, -1, features[np.maximum(tree.feature, 0)])
-    return _LocalTree(feature=feature.astype(np.int64), threshold=tree.threshold.astype(np.float64),
-                      left=tree.children_left.astype(np.int64), right=tree.children_right.astype(np.int64),
-                      in_left=in_left, importance=importance)
-
-
-def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
-                  params: dict[str, Any]) -> _SVMRule:
-    cell_pos = float(w[pos].sum())
-    cell_neg = float(w[~pos].sum())
-    p_hat = cell_pos / (cell_pos + cell_neg)
-    svm = SVC(kernel=params["svm_kernel"], C=params["svm_C"], gamma=params["svm_gamma"],
-              class_weight={1: 1.0 - p_hat, -1: p_hat})
+    svm = SVC(kernel=kernel, C=C, gamma=gamma, class_weight={1: 1.0 - p_hat, -1: p_hat})
     svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
     return _SVMRule(svm, features)
 
 
 def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
                      resolution: int) -> _DyadicRule:
+    """The dyadic LeafRank (§2.5): the cells of the 2**m-per-variable grid on the node's bounding box, merged by
+    :func:`best_prefix`."""
     low = X.min(axis=0)
     width = X.max(axis=0) - low
     n_bins = 2 ** resolution
@@ -388,10 +304,11 @@ class TreeRank(RunReportMixin, BaseEstimator):
     leafrank_max_features : int, float, str or None, default=None
         RF2: variables drawn at each node of the LeafRank CART among the master node's variables (count or fraction
         of those); None = all.
-    leafrank_criterion : {"gini"}, default="gini"
+    leafrank_criterion : {"gini", "misclassification"}, default="gini"
         Impurity of the LeafRank CART, computed with the cost-sensitive weights (positives 1 − p̂_C, negatives
-        p̂_C, which balance the two classes in every cell). The R package uses a weighted misclassification
-        impurity instead (ambiguity 6 of the digest).
+        p̂_C, which balance the two classes in every cell): weighted Gini, or the weighted misclassification error
+        min(W+, W−) of the R package's LRCart (digest §6 item 6). A CART node is split only if the impurity
+        decreases.
     svm_kernel : {"rbf", "linear"}, default="rbf"
         Kernel of the SVM LeafRank.
     svm_C : float, default=1.0
@@ -442,7 +359,7 @@ class TreeRank(RunReportMixin, BaseEstimator):
         "leafrank_min_samples_split": [IntNotBool(2, None, closed="left")],
         "leafrank_min_samples_leaf": [IntNotBool(1, None, closed="left")],
         "leafrank_max_features": MAX_FEATURES_CONSTRAINTS,
-        "leafrank_criterion": [StrOptions({"gini"})],
+        "leafrank_criterion": [StrOptions({"gini", "misclassification"})],
         "svm_kernel": [StrOptions({"linear", "rbf"})],
         "svm_C": [Interval(numbers.Real, 0, None, closed="neither")],
         "svm_gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0, None, closed="neither")],
@@ -527,20 +444,58 @@ class TreeRank(RunReportMixin, BaseEstimator):
         self._grow(X, pos, weight)
         return self
 
-    def _leafrank_params(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("leafrank_max_depth", "leafrank_min_samples_split",
-                                              "leafrank_min_samples_leaf", "leafrank_max_features",
-                                              "leafrank_criterion", "svm_kernel", "svm_C", "svm_gamma")}
-
     def _grow(self, X: np.ndarray, pos: np.ndarray, weight: np.ndarray) -> None:
         n_features = X.shape[1]
         n_master = resolve_max_features(self.max_features, n_features)
         rng = check_random_state(self.random_state)
-        max_depth = _UNLIMITED if self.max_depth is None else self.max_depth
-        params = self._leafrank_params()
-        total = (float(weight[pos].sum()), float(weight[~pos].sum()))
-        all_features = np.arange(n_features)
+        if self.leafrank in ("cart", "axis"):
+            self._grow_compiled(X, pos, weight, n_master, rng)
+        else:
+            self._grow_python(X, pos, weight, n_master, rng)
+        self.leaves_ = self.tree_.leaves_in_order()
+        self.n_leaves_ = len(self.leaves_)
+        self.train_auc_ = float(0.5 + 0.5 * self.tree_.gain.sum())
 
+    def _grow_compiled(self, X: np.ndarray, pos: np.ndarray, weight: np.ndarray, n_master: int,
+                       rng: np.random.RandomState) -> None:
+        """The CART and axis LeafRanks: the whole tree in one compiled call (``_treerank_kernels.grow``)."""
+        from forestlab.learners import _treerank_kernels as kernels
+
+        n_samples, n_features = X.shape
+        index_type = np.int32 if n_samples < 2 ** 31 else np.int64
+        order = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T, dtype=index_type)
+        if self.leafrank == "axis":  # one cut maximising |Λ|: a one-node CART on the AUC criterion
+            criterion, lr_depth, lr_split, lr_features = kernels.AUC, 1, 2.0, n_master
+        else:
+            criterion = {"gini": kernels.GINI, "misclassification": kernels.MISCLASSIFICATION}[
+                self.leafrank_criterion]
+            lr_depth = _UNLIMITED if self.leafrank_max_depth is None else self.leafrank_max_depth
+            lr_split = float(self.leafrank_min_samples_split)
+            lr_features = resolve_max_features(self.leafrank_max_features, n_master)
+        seed = int(rng.randint(0, np.iinfo(np.int64).max, dtype=np.int64))
+        (left, right, parent, depth, n_pos, n_neg, gain, feat_start, feats, importance, *routing) = kernels.grow(
+            np.asfortranarray(X), pos, weight, order, _UNLIMITED if self.max_depth is None else self.max_depth,
+            float(self.min_samples_split), n_master, lr_depth, lr_split, float(self.leafrank_min_samples_leaf),
+            lr_features, criterion, seed)
+        if n_master < n_features:
+            features = [feats[feat_start[m]:feat_start[m + 1]] for m in range(len(left))]
+        else:
+            every, none = np.arange(n_features), np.empty(0, dtype=np.int64)
+            features = [none if child < 0 else every for child in left]
+        self.tree_ = RankingTree(children_left=left, children_right=right, parent=parent, depth=depth, n_pos=n_pos,
+                                 n_neg=n_neg, gain=gain, features=features)
+        self._routing = tuple(routing)
+        self._rules = None
+        top = importance.max()
+        self._importances = importance / top if top > 0 else importance
+
+    def _grow_python(self, X: np.ndarray, pos: np.ndarray, weight: np.ndarray, n_master: int,
+                     rng: np.random.RandomState) -> None:
+        """The SVM and dyadic LeafRanks: a Python loop over the master nodes, a LeafRank object per split."""
+        n_features = X.shape[1]
+        max_depth = _UNLIMITED if self.max_depth is None else self.max_depth
+        total_pos, total_neg = float(weight[pos].sum()), float(weight[~pos].sum())
+        all_features = np.arange(n_features)
         left: list[int] = []
         right: list[int] = []
         parent: list[int] = []
@@ -574,14 +529,17 @@ class TreeRank(RunReportMixin, BaseEstimator):
                 continue
             feats = all_features if n_master == n_features else np.sort(rng.choice(n_features, n_master,
                                                                                    replace=False))
-            seed = int(rng.randint(np.iinfo(np.int32).max))
             Xc = X[np.ix_(idx, feats)]
-            goes_left, rule = self._split(Xc, p, w, feats, params, seed, total)
-            if goes_left is None or goes_left.all() or not goes_left.any():
+            if self.leafrank == "svm":
+                rule: Any = _svm_leafrank(Xc, p, w, feats, self.svm_kernel, self.svm_C, self.svm_gamma)
+            else:
+                rule = _dyadic_leafrank(Xc, p, w, feats, self.dyadic_resolution)
+            goes_left = rule.side(Xc)
+            left_pos = float(w[goes_left & p].sum())
+            left_neg = float(w[goes_left & ~p].sum())
+            if left_pos + left_neg == 0 or left_pos + left_neg == node_pos + node_neg:
                 continue
-            lam = (node_neg * float(w[goes_left & p].sum()) - node_pos * float(w[goes_left & ~p].sum())) \
-                / (total[0] * total[1])
-            gain[node] = lam
+            gain[node] = (node_neg * left_pos - node_pos * left_neg) / (total_pos * total_neg)
             features[node] = feats
             rules[node] = rule
             stack.append((idx[~goes_left], node, False, d + 1))
@@ -593,77 +551,8 @@ class TreeRank(RunReportMixin, BaseEstimator):
                                  n_pos=np.asarray(n_pos), n_neg=np.asarray(n_neg), gain=np.asarray(gain),
                                  features=features)
         self._rules = rules
-        self._routing = self._flatten(rules) if self.leafrank in ("cart", "axis") else None
-        self.leaves_ = self.tree_.leaves_in_order()
-        self.n_leaves_ = len(self.leaves_)
-        self.train_auc_ = float(0.5 + 0.5 * self.tree_.gain.sum())
-        if self.leafrank in ("cart", "axis"):
-            importances = np.zeros(n_features)
-            for rule in rules:
-                if rule is not None:
-                    internal = rule.feature >= 0
-                    np.add.at(importances, rule.feature[internal], rule.importance[internal])
-            top = importances.max()
-            self._importances = importances / top if top > 0 else importances
-        else:
-            self._importances = None
-
-    def _split(self, Xc: np.ndarray, p: np.ndarray, w: np.ndarray, feats: np.ndarray, params: dict[str, Any],
-               seed: int, total: tuple[float, float]) -> tuple[np.ndarray | None, Any]:
-        """Run the LeafRank on one master node's data: the points' sides (True = left) and the routing rule."""
-        if self.leafrank in ("cart", "axis"):
-            if self.leafrank == "cart":
-                rule = _cart_leafrank(Xc, p, w, feats, params, seed, total)
-            else:
-                rule = _axis_leafrank(Xc, p, w, feats, self.leafrank_min_samples_leaf, total)
-            if rule is None:
-                return None, None
-            col = {int(f): j for j, f in enumerate(feats)}
-            goes_left = np.empty(len(p), dtype=bool)
-            node = np.zeros(len(p), dtype=np.int64)
-            active = rule.feature[node] >= 0
-            while active.any():
-                at = node[active]
-                cols = np.array([col[int(f)] for f in rule.feature[at]])
-                rows = np.flatnonzero(active)
-                go = Xc[rows, cols] <= rule.threshold[at]
-                node[rows] = np.where(go, rule.left[at], rule.right[at])
-                active = rule.feature[node] >= 0
-            goes_left[:] = rule.in_left[node]
-            return goes_left, rule
-        if self.leafrank == "svm":
-            rule = _svm_leafrank(Xc, p, w, feats, params)
-        else:
-            rule = _dyadic_leafrank(Xc, p, w, feats, self.dyadic_resolution)
-        return rule.side(Xc), rule
-
-    def _flatten(self, rules: list[Any]) -> dict[str, np.ndarray]:
-        """Chain the local trees of the master splits into one routing graph (see the module docstring)."""
-        tree = self.tree_
-        n = tree.node_count
-        internal_of = [None if r is None else np.flatnonzero(r.feature >= 0) for r in rules]
-        sizes = np.array([1 if r is None else len(ix) for r, ix in zip(rules, internal_of, strict=True)])
-        entry = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        total = int(sizes.sum())
-        feature = np.full(total, -1, dtype=np.int64)
-        threshold = np.zeros(total)
-        to_left = np.full(total, -1, dtype=np.int64)
-        to_right = np.full(total, -1, dtype=np.int64)
-        master = np.full(total, -1, dtype=np.int64)
-        master[entry] = np.arange(n)
-        for m, (rule, internal) in enumerate(zip(rules, internal_of, strict=True)):
-            if rule is None:
-                continue
-            glob = np.empty(len(rule.feature), dtype=np.int64)
-            glob[internal] = entry[m] + np.arange(len(internal))
-            leaves = np.flatnonzero(rule.feature < 0)
-            glob[leaves] = np.where(rule.in_left[leaves], entry[tree.children_left[m]], entry[tree.children_right[m]])
-            at = glob[internal]
-            feature[at] = rule.feature[internal]
-            threshold[at] = rule.threshold[internal]
-            to_left[at] = glob[rule.left[internal]]
-            to_right[at] = glob[rule.right[internal]]
-        return {"feature": feature, "threshold": threshold, "left": to_left, "right": to_right, "master": master}
+        self._routing = None
+        self._importances = None
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -702,18 +591,9 @@ class TreeRank(RunReportMixin, BaseEstimator):
         limit = _UNLIMITED if depth is None else int(depth)
         tree = self.tree_
         if self._routing is not None:
-            r = self._routing
-            node = np.zeros(len(X), dtype=np.int64)
-            rows = np.arange(len(X))
-            while len(rows):
-                at = node[rows]
-                m = r["master"][at]
-                stop = (m >= 0) & ((r["feature"][at] < 0) | (tree.depth[np.maximum(m, 0)] >= limit))
-                rows = rows[~stop]
-                at = at[~stop]
-                go = X[rows, r["feature"][at]] <= r["threshold"][at]
-                node[rows] = np.where(go, r["left"][at], r["right"][at])
-            return r["master"][node]
+            from forestlab.learners._treerank_kernels import route
+
+            return route(np.ascontiguousarray(X), *self._routing, tree.depth, limit)
         out = np.zeros(len(X), dtype=np.int64)
         stack = [(0, np.arange(len(X)))]
         while stack:
