@@ -49,7 +49,10 @@ CLASS_COUNTS = {
     "letters": [789, 766, 736, 805, 768, 775, 773, 734, 755, 747, 739, 761, 792, 783, 753, 803, 783, 758, 748,
                 796, 813, 764, 752, 787, 786, 734],
 }
-GENERATED = {"ringnorm", "twonorm"}
+GENERATED = {"ringnorm", "twonorm",  # and depecker2010's simulated problems (tests/test_ranking_data.py)
+             "unif2d", "gauss_croix2d", "gauss_lin2d", "gauss_quad2d",
+             "gauss_easy20d", "gauss_med20d", "gauss_hard20d",
+             *(f"gauss_shift_q{q}_d{d}" for q in (10, 30) for d in ("020", "010", "008", "005"))}
 
 
 def cfg_of(name: str) -> dict:

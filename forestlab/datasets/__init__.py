@@ -6,8 +6,9 @@
 ((208, 60), array([-1, -1, -1]), ('R', 'M'))
 
 Sources (``source.kind``): ``uci`` (files of the UCI archive, verified by SHA-256), ``mnist`` (digit pairs),
-``sklearn`` (bundled loaders), ``synthetic`` (Breiman's ringnorm and twonorm), ``openml`` (by id) and ``file`` (a
-user's CSV, ARFF or Parquet file). The config schema and the cache layout are documented in ``data/README.md``.
+``sklearn`` (bundled loaders), ``synthetic`` (Breiman's ringnorm and twonorm, depecker2010's simulated problems),
+``openml`` (by id) and ``file`` (a user's CSV, ARFF or Parquet file). The config schema and the cache layout are
+documented in ``data/README.md``.
 """
 
 from forestlab.datasets._base import Dataset

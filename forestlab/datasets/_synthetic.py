@@ -1,4 +1,5 @@
-"""Breiman's (1996) generated problems, ringnorm and twonorm (``source.kind: synthetic``).
+"""Generated problems (``source.kind: synthetic``): Breiman's (1996) ringnorm and twonorm, and depecker2010's
+simulated problems (:mod:`forestlab.datasets._ranking_toys`, registered when this module is imported).
 
 Both are d-dimensional (20 by default, as in Breiman's "Bias, variance and arcing classifiers" and DELVE) with
 equal class priors: each point's class is drawn with probability 1/2, then its features.
@@ -179,3 +180,7 @@ def load_synthetic(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.Path
         check_shape(name, X, cfg["shape"], f"the {generator} generator (source.n_samples={n}, "
                     f"source.n_features={d}; set `shape` to [{n}, {d}] when you change them)")
     return make_dataset(name, X, y, "binary", [f"x{i + 1}" for i in range(d)], ("2", "1")), []
+
+
+# depecker2010's simulated problems register their generators (unif2d, gauss_croix2d, ..., gauss_shift) on import.
+from forestlab.datasets import _ranking_toys  # noqa: E402,F401
