@@ -11,7 +11,7 @@ EXPERIMENTS ?=
 LIST_EXPERIMENTS = $(if $(EXPERIMENTS),echo $(EXPERIMENTS),$(BIN)/forestlab list experiments | cut -d' ' -f1)
 
 .DEFAULT_GOAL := help
-.PHONY: help install run tables figures compare test test-full bench lint clean-results
+.PHONY: help install run tables figures compare report test test-full bench lint clean-results
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-14s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ figures: install ## Run every experiment (incrementally) and draw every figure
 
 compare: install ## Print published vs reproduced numbers for every experiment with stored runs
 	$(BIN)/forestlab compare
+
+report: install ## Build the reproduction report, results/report/index.html, from the stored runs (seconds)
+	$(BIN)/forestlab report
 
 test: install ## Run the test suite (set FORESTLAB_DATA_MIRROR for the dataset tests)
 	$(BIN)/python -m pytest -m "not slow and not network" -q

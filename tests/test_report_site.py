@@ -266,8 +266,8 @@ def test_missing_runs_and_figures_get_placeholders(site):
     text = _text(page)
     # uci_binary_stumps was not run: its section says so, with the command, and shows the published values
     section = page[page.index('id="uci_binary_stumps"'):page.index('id="uci_multiclass"')]
-    assert "No run stored for this configuration yet" in _text(section)
-    assert "forestlab run experiment=uci_binary_stumps seeds=3" in _text(section)
+    assert "no run stored for this configuration yet" in _text(section)
+    assert "Nothing to show until it runs: forestlab run experiment=uci_binary_stumps seeds=3" in _text(section)
     assert 'class="mark m-no-run"' in section and "m-agree" not in section
     # a figure not drawn: a placeholder with the command that draws it, and no image
     assert "Not drawn yet" in text and "forestlab figures zirakiza2013_fig4_1" in text

@@ -164,6 +164,7 @@ class ExperimentView:
     figures: list[FigureView] = field(default_factory=list)
     claims: list[ClaimView] = field(default_factory=list)
     claims_error: str = ""
+    other_plans: list[str] = field(default_factory=list)  # the store's other configurations of it, described
 
     @property
     def name(self) -> str:
@@ -410,7 +411,36 @@ def experiment_view(exp: Any, overrides: Sequence[str], site: Path) -> Experimen
     for spec in res.figures():
         view.figures.append(_figure_view(exp, res, spec, site, exp_dir, study_readme))
     _claims(view)
+    if not view.has_plan:
+        view.other_plans = _other_plans(res, exp)
     return view
+
+
+def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
+    """The configurations of this experiment that the store has runs for (newest first), as the overrides that
+    differ from the report's (seeds, smoke, limits): what to give the report to see them."""
+    from forestlab.store import Store
+
+    if res.results_dir is None:
+        return []
+    with Store(res.results_dir, readonly=True) as store:
+        plans = store.plans(exp.name)
+    out = []
+    for row in plans.itertuples():
+        summary = row.summary
+        diffs = []
+        if summary.get("smoke") != exp.smoke:
+            diffs.append("debug=smoke" if summary.get("smoke") else "without debug=smoke")
+        if summary.get("seeds") != exp.seeds:
+            diffs.append(f"seeds={summary.get('seeds')}")
+        if summary.get("seed") != exp.seed:
+            diffs.append(f"seed={summary.get('seed')}")
+        for key, value in (summary.get("limits") or {}).items():
+            if value != exp.limits.get(key):
+                diffs.append(f"limits.{key}={'null' if value is None else value}")
+        what = " ".join(diffs) or "other dataset, learner or protocol settings"
+        out.append(f"{what} (recorded {prov.fmt_time(row.recorded_at)})")
+    return out[:5]
 
 
 def _readme_path(study: str | None) -> Path | None:
@@ -482,12 +512,18 @@ def _runs_text(counts: dict[str, int]) -> str:
     return text
 
 
+def _digits(spec: dict[str, Any], cell: dict[str, Any]) -> int:
+    """A cell's precision, as `forestlab tables` shows it (depths with one digit unless the cell says)."""
+    default = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
+    return int(cell.get("digits", default))
+
+
 def _comparison_html(view: TableView, res: ExperimentResults) -> str:
     df = view.comparison
     if df is None or df.empty:
         return "<p class=\"placeholder\">No published cell of this table concerns the datasets of this plan.</p>"
-    digits = {(str(c["algorithm"]), str(c["metric"])): int(c.get("digits", view.spec.get("digits", 3)))
-              for c in view.spec["cells"] if "metric" in c}
+    digits = {(str(c["algorithm"]), str(c["metric"])): _digits(view.spec, c) for c in view.spec["cells"]
+              if "metric" in c}
     labels = {(str(c["algorithm"]), str(c["metric"])): str(c.get("label", f"{c['algorithm']} {c['metric']}"))
               for c in view.spec["cells"] if "metric" in c}
     groups = [k for k in digits if ((df["algorithm"] == k[0]) & (df["metric"] == k[1])).any()]
@@ -592,16 +628,17 @@ def _table_html(ev: ExperimentView, view: TableView) -> str:
     cmds = f"{ev.commands.run} && {ev.commands.tables}"
     if view.spec.get("published") or view.spec.get("pairs"):
         cmds += f" && {ev.commands.compare}"
-    out = [f'<section class="table" id="{esc(anchor)}"><h3>{esc(view.title)}</h3>',
-           f'<p class="rerun">Rerun this table:</p>{_cmd(cmds)}']
-    if view.reproduced is not None:
-        out.append(_html_table(view.reproduced))
-    elif view.reproduced_error:
-        out.append(f'<p class="error">This table cannot be built from the stored runs: '
-                   f"{esc(view.reproduced_error)}</p>")
-    else:
-        out.append(f'<p class="placeholder">No run stored for this configuration yet: run '
-                   f"<code>{esc(ev.commands.run)}</code>.</p>")
+    out = [f'<section class="table" id="{esc(anchor)}"><h3>{esc(view.title)}</h3>']
+    # an experiment that never ran says once, above its tables, how to run it; its tables show the published values
+    if ev.has_plan:
+        out.append(f'<p class="rerun">Rerun this table:</p>{_cmd(cmds)}')
+        if view.reproduced is not None:
+            out.append(_html_table(view.reproduced))
+        elif view.reproduced_error:
+            out.append(f'<p class="error">This table cannot be built from the stored runs: '
+                       f"{esc(view.reproduced_error)}</p>")
+        else:
+            out.append('<p class="placeholder">None of the runs of this configuration is done yet.</p>')
     if view.spec.get("published"):
         out.append(f"<h4>Published vs reproduced (<code>{esc(view.spec['published'])}</code>)</h4>")
         if view.comparison_error:
@@ -680,8 +717,12 @@ def _experiment_html(ev: ExperimentView) -> str:
            f'<p class="description">{esc(ev.exp.description or "")}</p>',
            f'<p class="status">{esc(status)}.</p>']
     if not ev.has_plan:
-        out.append(f'<div class="placeholder"><p>Nothing to show until it runs:</p>'
-                   f"{_cmd(ev.commands.run)}</div>")
+        other = ("" if not ev.other_plans else
+                 "<p>The store has runs of it under other configurations; give the report the overrides they "
+                 "were run with to see them: " + "; ".join(f"<code>{esc(p)}</code>" for p in ev.other_plans)
+                 + ".</p>")
+        out.append(f'<div class="placeholder"><p>Nothing to show until it runs:</p>{_cmd(ev.commands.run)}'
+                   f"{other}</div>")
     if counts.get("failed"):
         out.append(f'<p class="warn">{counts["failed"]} run(s) failed; their errors: '
                    f"<code>{esc(shlex.join(['forestlab', 'status', ev.name, *ev.overrides, '--failed']))}"
