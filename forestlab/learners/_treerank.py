@@ -209,16 +209,40 @@ def best_prefix(n_pos: np.ndarray, n_neg: np.ndarray) -> np.ndarray:
 # LeafRanks: each returns the training points' side (True = left) and a rule that routes new points
 # ---------------------------------------------------------------------------------------------------------------
 class _SVMRule:
-    def __init__(self, svm: SVC, features: np.ndarray) -> None:
-        self.svm = svm
+    """A fitted SVM LeafRank: its decision function, evaluated with numpy (BLAS) rather than libsvm's predictor,
+    several times faster on the node's own points; L = the points where it is > 0."""
+
+    _CHUNK = 4096
+
+    def __init__(self, svm: SVC, features: np.ndarray, gamma: float) -> None:
         self.features = features
+        self.gamma = gamma
+        self.intercept = float(svm.intercept_[0])
+        if svm.kernel == "linear":
+            self.coef: np.ndarray | None = np.asarray(svm.coef_).ravel().copy()
+        else:
+            self.coef = None
+            self.support_vectors = np.ascontiguousarray(svm.support_vectors_)
+            self.dual_coef = np.ascontiguousarray(svm.dual_coef_[0])
+            self.sv_norms = np.einsum("ij,ij->i", self.support_vectors, self.support_vectors)
 
     def goes_left(self, X: np.ndarray) -> np.ndarray:
         return self.side(X[:, self.features])
 
+    def decision(self, X_local: np.ndarray) -> np.ndarray:
+        """The SVM's decision function on points given on the node's variables."""
+        if self.coef is not None:
+            return X_local @ self.coef + self.intercept
+        out = np.empty(len(X_local))
+        for start in range(0, len(X_local), self._CHUNK):
+            block = X_local[start:start + self._CHUNK]
+            sq = np.einsum("ij,ij->i", block, block)[:, None] - 2.0 * (block @ self.support_vectors.T) + self.sv_norms
+            out[start:start + self._CHUNK] = np.exp(-self.gamma * np.maximum(sq, 0.0)) @ self.dual_coef
+        return out + self.intercept
+
     def side(self, X_local: np.ndarray) -> np.ndarray:
         """True for the points (on the node's variables) on the positive side of the SVM."""
-        return self.svm.decision_function(X_local) > 0
+        return self.decision(X_local) > 0
 
 
 class _DyadicRule:
@@ -251,13 +275,19 @@ def _dyadic_bins(X: np.ndarray, low: np.ndarray, width: np.ndarray, n_bins: int)
 
 def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, kernel: str, C: float,
                   gamma: str | float) -> _SVMRule:
-    """The weighted SVM LeafRank (§2.7): class weights 1 − p̂ for +1 and p̂ for −1; L = the positive side."""
+    """The weighted SVM LeafRank (§2.7): libsvm's C-SVM with class weights 1 − p̂ for +1 and p̂ for −1 (and the
+    sample weights); L = the positive side. ``gamma`` "scale" / "auto" are scikit-learn's, on the node's data."""
     cell_pos = float(w[pos].sum())
     cell_neg = float(w[~pos].sum())
     p_hat = cell_pos / (cell_pos + cell_neg)
-    svm = SVC(kernel=kernel, C=C, gamma=gamma, class_weight={1: 1.0 - p_hat, -1: p_hat})
+    if gamma == "scale":
+        variance = float(X.var())
+        gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+    elif gamma == "auto":
+        gamma = 1.0 / X.shape[1]
+    svm = SVC(kernel=kernel, C=C, gamma=float(gamma), class_weight={1: 1.0 - p_hat, -1: p_hat})
     svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
-    return _SVMRule(svm, features)
+    return _SVMRule(svm, features, float(gamma))
 
 
 def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
