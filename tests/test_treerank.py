@@ -372,6 +372,23 @@ def test_pruned_subtree_scores_and_run_report():
                                 "train_auc": ranker.train_auc_}
 
 
+@pytest.mark.parametrize("leafrank", ["cart", "svm"])
+def test_auc_by_depth_curves(leafrank):
+    X, y = gauss_easy(400, q=3, seed=18)
+    X_test, y_test = gauss_easy(300, q=3, seed=19)
+    ranker = TreeRank(leafrank=leafrank, max_depth=4, min_samples_split=20).fit(X, y)
+    curves = ranker.run_report(X_test, y_test)["arrays"]
+    np.testing.assert_array_equal(curves["depth"], np.arange(ranker.tree_.max_depth + 1))
+    for depth in curves["depth"]:
+        assert curves["train_auc"][depth] == pytest.approx(
+            roc_auc_score(y, ranker.decision_function(X, depth=int(depth))), abs=1e-12)
+        assert curves["test_auc"][depth] == roc_auc_score(y_test, ranker.decision_function(X_test, depth=int(depth)))
+    assert curves["train_auc"][0] == 0.5 and curves["train_auc"][-1] == pytest.approx(ranker.train_auc_, abs=1e-12)
+    assert ("feature_importance" in curves) == (leafrank == "cart")
+    assert "test_auc" not in ranker.run_report()["arrays"]
+    assert np.isnan(ranker.error_curves(X_test, np.ones(len(X_test)))["test_auc"]).all()
+
+
 def _descends(tree, node: int, ancestor: int) -> bool:
     while node >= 0:
         if node == ancestor:

@@ -21,6 +21,9 @@ data with positives weighted 1 − p̂_C and negatives p̂_C (p̂_C the share of
 - ``"dyadic"``: a fixed dyadic partition of C's bounding box (2**m bins per variable), cells sorted by β̂/α̂ and the
   best prefix union kept (§2.5).
 
+The CART and axis splits are X^j ≤ u (CART left) at midpoints u between consecutive distinct values; an exact tie of
+the criterion goes to the first variable (in increasing index order among those drawn) and the first threshold.
+
 Randomisation for ranking forests (§2.11): ``max_features`` (RF1) draws variables without replacement at each master
 node, ``leafrank_max_features`` (RF2) at each node of the LeafRank CART among the master node's variables.
 
@@ -39,12 +42,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.metrics import roc_auc_score
 from sklearn.svm import SVC
 from sklearn.utils import ClassifierTags, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
+from forestlab.learners._base import IntNotBool, RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._forest import MAX_FEATURES_CONSTRAINTS, resolve_max_features
 
 __all__ = ["LEAFRANKS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order"]
@@ -348,7 +352,8 @@ class TreeRank(RunReportMixin, BaseEstimator):
     dyadic_resolution : int, default=2
         m of the dyadic LeafRank: the node's bounding box (of its training points, on its variables) is cut into
         2**m equal bins per variable; new points outside the box fall into the edge bins, points in cells that held
-        no training point go right.
+        no training point go right. The 2**(m q) cells make it a low-dimensional rule (§2.5): in 20 dimensions
+        nearly every training point has a cell of its own.
     random_state : int, RandomState instance or None, default=None
         Seeds the RF1 / RF2 draws (a tree without randomisation does not depend on it).
 
@@ -644,8 +649,9 @@ class TreeRank(RunReportMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Input samples.
         depth : int or None
-            Score with the tree truncated at this depth (the depth-``depth`` TreeRank tree, since the tree is grown
-            greedily top-down); None for the whole tree.
+            Score with the tree truncated at this depth; None for the whole tree. TreeRank grows greedily top-down,
+            so this is the tree a fit with ``max_depth=depth`` grows (the same tree exactly without RF1/RF2
+            randomisation; with it, one drawn from the same law, as the random draws come in another order).
         leaves : array-like of int, optional
             Score with the subtree (e.g. a pruned tree) whose leaves are these node ids, taken best first; each
             point goes to its leaf's member of ``leaves``. Exclusive with ``depth``.
@@ -655,7 +661,9 @@ class TreeRank(RunReportMixin, BaseEstimator):
         ndarray of float64, shape (n_samples,)
             ``(L − i) / L`` for a point in the i-th of the L leaves (i = 0 the leftmost).
         """
-        X = self._check_X(X)
+        return self._scores(self._check_X(X), depth, leaves)
+
+    def _scores(self, X: np.ndarray, depth: int | None, leaves: Any) -> np.ndarray:
         if leaves is not None:
             if depth is not None:
                 raise ValueError("give depth or leaves, not both")
@@ -674,6 +682,42 @@ class TreeRank(RunReportMixin, BaseEstimator):
             raise AttributeError(f"feature_importances_ is defined for the 'cart' and 'axis' LeafRanks only, not "
                                  f"{self.leafrank!r}")
         return self._importances
+
+    def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
+        """Arrays for the report: AUC against depth (from this one fit: the depth-d tree is the truncation, TreeRank
+        being grown greedily top-down) and the feature importances.
+
+        Parameters
+        ----------
+        X_test, y_test : array-like, optional
+            Test data; both or neither. ``y_test`` is in the labels of ``classes_``.
+
+        Returns
+        -------
+        dict of str to ndarray
+            ``depth`` (0..max depth), ``train_auc`` (½ + ½ Σ Λ over the splits above each depth),
+            ``feature_importance`` (CART and axis LeafRanks) and, with test data, ``test_auc`` by depth (NaN if the
+            test set holds one class). The last entries are the AUCs of the whole tree.
+        """
+        check_is_fitted(self)
+        check_test_pair(X_test, y_test)
+        tree = self.tree_
+        depths = np.arange(tree.max_depth + 1)
+        internal = ~tree.is_leaf
+        split_depth, split_gain = tree.depth[internal], tree.gain[internal]
+        out = {"depth": depths,
+               "train_auc": np.array([0.5 + 0.5 * split_gain[split_depth < d].sum() for d in depths])}
+        if self._importances is not None:
+            out["feature_importance"] = self._importances.copy()
+        if X_test is not None:
+            X_test = self._check_X(X_test)
+            positive = np.asarray(y_test) == self.classes_[1]
+            if positive.all() or not positive.any():
+                out["test_auc"] = np.full(len(depths), np.nan)
+            else:
+                out["test_auc"] = np.array([roc_auc_score(positive, self._scores(X_test, int(d), None))
+                                            for d in depths])
+        return out
 
     @property
     def max_tree_depth_(self) -> int:
