@@ -376,7 +376,7 @@ def grow(X: np.ndarray, pos: np.ndarray, w: np.ndarray, order: np.ndarray, max_d
             m_gain = _grown(m_gain, count)
             m_cart_start = _grown(m_cart_start, count)
             m_cart_count = _grown(m_cart_count, count)
-            m_feat_start = _grown(m_feat_start, count + 1)
+        m_feat_start = _grown(m_feat_start, count + 1)  # its own capacity (one more entry than the others)
         if par >= 0:
             if ms_is_left[top]:
                 m_left[par] = node
