@@ -110,12 +110,46 @@ class ExperimentResults:
 
     def values(self, algorithm: str, metric: str, dataset: str | None = None) -> pd.DataFrame:
         """Per-run values of a metric: columns dataset, repetition, fold, key, value (NaN where not measured)."""
-        df = self.runs[self.runs["algorithm"] == algorithm]
-        if dataset is not None:
-            df = df[df["dataset"] == dataset]
-        col = df[metric] if metric in df.columns else pd.Series(np.nan, index=df.index)
+        rows = self._row_positions(algorithm, dataset)
+        df = self.runs.take(rows)
         return pd.DataFrame({"dataset": df["dataset"], "repetition": df["repetition"], "fold": df["fold"],
-                             "key": df["key"], "value": pd.to_numeric(col, errors="coerce").astype(float)})
+                             "key": df["key"], "value": self._numeric(metric)[rows]}, index=df.index)
+
+    def split_values(self, algorithm: str, metric: str, dataset: str) -> tuple[list[tuple[int, int]], np.ndarray]:
+        """The (repetition, fold) of each run of one algorithm on one dataset (a missing fold as -1) and its value
+        of ``metric`` (NaN where not measured), in run order: :meth:`values` as plain arrays, for the paired tests
+        that claims repeat on hundreds of resamples."""
+        rows = self._row_positions(algorithm, dataset)
+        splits = self.__dict__.get("_splits_cache")
+        if splits is None or splits[0] is not self.runs:
+            folds = [-1 if f is None or f != f else int(f) for f in self.runs["fold"]]
+            splits = (self.runs, list(zip(self.runs["repetition"].astype(int).tolist(), folds, strict=True)))
+            self.__dict__["_splits_cache"] = splits
+        return [splits[1][i] for i in rows], self._numeric(metric)[rows]
+
+    def _row_positions(self, algorithm: str, dataset: str | None) -> np.ndarray:
+        """Positions in ``runs`` of one algorithm's runs (on one dataset, or all), in run order; indexed once per
+        frame of runs (claims ask for them on every bootstrap resample)."""
+        cached = self.__dict__.get("_positions_cache")
+        if cached is None or cached[0] is not self.runs:
+            groups: dict[tuple[Any, Any], list[int]] = {}
+            algorithms = self.runs["algorithm"].to_numpy(dtype=object)
+            datasets = self.runs["dataset"].to_numpy(dtype=object)
+            for i, (a, d) in enumerate(zip(algorithms, datasets, strict=True)):
+                groups.setdefault((a, d), []).append(i)
+                groups.setdefault((a, None), []).append(i)
+            cached = (self.runs, {k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}, {})
+            self.__dict__["_positions_cache"] = cached
+        return cached[1].get((algorithm, dataset), np.empty(0, dtype=np.intp))
+
+    def _numeric(self, metric: str) -> np.ndarray:
+        """The column ``metric`` of ``runs`` as floats (NaN where not measured or not a number), converted once."""
+        self._row_positions("", None)  # the cache of this frame of runs
+        columns = self.__dict__["_positions_cache"][2]
+        if metric not in columns:
+            col = self.runs[metric] if metric in self.runs.columns else pd.Series(np.nan, index=self.runs.index)
+            columns[metric] = pd.to_numeric(col, errors="coerce").astype(float).to_numpy()
+        return columns[metric]
 
     def run_keys(self, algorithm: str, dataset: str) -> list[str]:
         """Keys of the done runs of one algorithm on one dataset, in plan order."""

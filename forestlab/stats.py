@@ -98,22 +98,18 @@ def wilcoxon_pvalue(diffs: np.ndarray) -> float:
 
 
 def paired_values(res: Any, a: str, b: str, metric: str, dataset: str) -> tuple[np.ndarray, np.ndarray]:
-    """The metric of A and of B on the splits where both ran, aligned by (repetition, fold)."""
-    va, vb = res.values(a, metric, dataset), res.values(b, metric, dataset)
-    b_by_split = dict(zip(_splits(vb), vb["value"].to_numpy(float), strict=True))
+    """The metric of A and of B on the splits where both ran, aligned by (repetition, fold) (a missing fold as -1:
+    NaN would never equal itself)."""
+    splits_a, va = res.split_values(a, metric, dataset)
+    splits_b, vb = res.split_values(b, metric, dataset)
+    b_by_split = dict(zip(splits_b, vb.tolist(), strict=True))
     xa, xb = [], []
-    for split, value in zip(_splits(va), va["value"].to_numpy(float), strict=True):
+    for split, value in zip(splits_a, va.tolist(), strict=True):
         other = b_by_split.get(split)
         if other is not None and np.isfinite(value) and np.isfinite(other):
             xa.append(value)
             xb.append(other)
     return np.asarray(xa, float), np.asarray(xb, float)
-
-
-def _splits(values: pd.DataFrame) -> list[tuple[int, int]]:
-    """(repetition, fold) of each row, a missing fold as -1 (NaN would never equal itself)."""
-    folds = [-1 if f is None or f != f else int(f) for f in values["fold"]]
-    return list(zip(values["repetition"].astype(int), folds, strict=True))
 
 
 def higher_is_better(metric: str) -> bool:

@@ -533,3 +533,27 @@ def test_site_behind_a_static_web_server(site, browser):
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass
+
+
+def test_split_values_are_values_as_arrays():
+    """The fast path the paired tests use (claims repeat them on every bootstrap resample) holds what
+    :meth:`ExperimentResults.values` holds, folds missing as -1, on resamples too."""
+    from forestlab.results import ExperimentResults
+
+    rng = np.random.default_rng(1)
+    rows = [{"dataset": d, "algorithm": a, "repetition": r, "fold": (None if d == "x" else f),
+             "test_risk": (np.nan if rng.random() < 0.1 else rng.random()), "label": "text"}
+            for d in ("x", "y") for a in ("rf", "sorf") for r in range(4) for f in ((0,) if d == "x" else (0, 1))]
+    res = ExperimentResults.from_frame(pd.DataFrame(rows))
+    for sample in (res, res.resample_repetitions(np.random.default_rng(0))):
+        for a in ("rf", "sorf"):
+            for d in ("x", "y", "absent"):
+                for metric in ("test_risk", "label", "absent"):
+                    values = sample.values(a, metric, d)
+                    splits, arr = sample.split_values(a, metric, d)
+                    np.testing.assert_array_equal(arr, values["value"].to_numpy())
+                    assert splits == [(int(r), -1 if f is None or f != f else int(f))
+                                      for r, f in zip(values["repetition"], values["fold"], strict=True)]
+            mask = (sample.runs["algorithm"] == a)
+            expected = pd.to_numeric(sample.runs.loc[mask, "test_risk"], errors="coerce").astype(float)
+            pd.testing.assert_series_equal(sample.values(a, "test_risk")["value"], expected, check_names=False)
