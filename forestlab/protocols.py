@@ -146,8 +146,9 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
     dataset)``: no repetition in it, so every repetition is evaluated on the same test set (what the instability
     measure and ROC envelopes compare). With ``resplit: false`` every repetition gets the training set of
     repetition 0 and only the learner's seed varies (the instability of a randomised learner on one training
-    set, as opposed to its instability across independent training sets). The two seeds never coincide (should a training seed hash to the test seed,
-    it is derived again with a salt), so no training set repeats the test set's draws.
+    set, as opposed to its instability across independent training sets). The two seeds never coincide (should a
+    training seed hash to the test seed, it is derived again with a salt), so no training set repeats the test
+    set's draws.
 
     Parameters
     ----------

@@ -158,14 +158,34 @@ def _run_data(payload: Mapping[str, Any]) -> RunData:
         drawn = draw_resample(proto, payload["dataset_cfg"], base_seed=payload["seed"], dataset=payload["dataset"],
                               repetition=payload["repetition"])
         d = drawn.X_train.shape[1]
-        info = {"n_features": d, "feature_names": [f"x{i + 1}" for i in range(d)]}
+        info = {"n_features": d, "feature_names": [f"x{i + 1}" for i in range(d)],
+                **_optimal_info(payload["dataset_cfg"])}
         return RunData(drawn.X_train, drawn.y_train, drawn.X_test, drawn.y_test, "binary", info)
     ds = _load(payload)
     split = make_split(proto, ds.y, base_seed=payload["seed"], dataset=payload["dataset"],
                        repetition=payload["repetition"], fold=payload["fold"])
     info = {"n_samples": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
-            "feature_names": [str(n) for n in ds.feature_names]}
+            "feature_names": [str(n) for n in ds.feature_names], **_optimal_info(payload["dataset_cfg"])}
     return RunData(ds.X[split.train], ds.y[split.train], ds.X[split.test], ds.y[split.test], ds.task, info)
+
+
+def _optimal_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """For a generated dataset whose optimal ranking is known (depecker2010's problems): its AUC* (and the standard
+    error of that value) and its ROC* as true positive rates on :data:`forestlab.metrics.ROC_GRID`, stored with the
+    dataset's info so that tables and figures set results beside the optimum without recomputing it. Empty for any
+    other dataset."""
+    source = ds_cfg.get("source") or {}
+    if not isinstance(source, Mapping) or source.get("kind") != "synthetic":
+        return {}
+    from forestlab.datasets._ranking_toys import OPTIMAL, optimal_roc_for
+    from forestlab.metrics import ROC_GRID, _tpr_at
+
+    if source.get("generator") not in OPTIMAL:
+        return {}
+    fpr, tpr, auc_star, stderr = optimal_roc_for(ds_cfg)
+    roc = _tpr_at(np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float), ROC_GRID)
+    return {"auc_star": float(auc_star), "auc_star_stderr": float(stderr),
+            "roc_star_tpr": [round(float(v), 6) for v in roc]}
 
 
 def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_state: int,

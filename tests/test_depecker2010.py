@@ -57,3 +57,14 @@ def test_table4_2_claims_untested_without_runs():
     for name in ("table4_2_bagging_stabilises", "table4_2_forests_raise_auc", "table4_2_rf1_best",
                  "table4_2_one_variable_varies"):
         assert judge(name, res).verdict == "NOT TESTED", name
+
+
+def test_treerank_grows_master_trees_of_hundreds_of_nodes():
+    """Regression: a master tree of more than ~129 nodes wrote past the end of an array in the compiled grower."""
+    from forestlab.datasets._ranking_toys import unif2d
+    from forestlab.learners import TreeRank
+
+    X, y = unif2d(2000, random_state=11)
+    tree = TreeRank(leafrank="axis", min_samples_split=2, random_state=0).fit(X, y)
+    assert tree.n_leaves_ > 300
+    assert len(tree.tree_.children_left) == 2 * tree.n_leaves_ - 1

@@ -39,6 +39,7 @@ from forestlab.learners import (
 )
 from forestlab.learners._base import check_two_classes
 from forestlab.learners._pacbayes import DEFAULT_C_GRID, DEFAULT_MU_GRID
+from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._treerank import LEAFRANKS, TreeRank
 
@@ -59,6 +60,7 @@ INIT_PARAMS: dict[str, dict[str, Any]] = {
     # nodes of 10 points split, so the checks' small samples grow trees with more than one leaf
     "ranking_forest": {"n_estimators": 5, "min_samples_split": 10, "leafrank_min_samples_split": 10,
                        "random_state": 0},
+    "pruned_treerank": {"cv_folds": 2, "min_samples_split": 10, "leafrank_min_samples_split": 10, "random_state": 0},
 }
 
 #: Registry name -> {check name: reason}.
@@ -434,7 +436,8 @@ class LinearMeanRanker(BaseEstimator):
 
 
 #: The rankers held to the contract: the toy one until forestlab's rankers land, then those (test-sized).
-RANKERS: list[Any] = [LinearMeanRanker(random_state=0), RankingForest(**INIT_PARAMS["ranking_forest"])]
+RANKERS: list[Any] = [LinearMeanRanker(random_state=0), RankingForest(**INIT_PARAMS["ranking_forest"]),
+                      PrunedTreeRank(**INIT_PARAMS["pruned_treerank"])]
 #: TreeRank with each LeafRank (dyadic: 2 bins per variable; with 4, most cells of the 4-D contract data are
 #: empty at test time)
 RANKERS += [TreeRank(leafrank=leafrank, dyadic_resolution=1, random_state=0) for leafrank in LEAFRANKS]

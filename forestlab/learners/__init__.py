@@ -27,6 +27,9 @@ from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCu
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
 from forestlab.learners._pacbayes import PACBayesForestClassifier
+from forestlab.learners._pruning import PrunedTreeRank
+from forestlab.learners._ranking_forest import RankingForest
+from forestlab.learners._treerank import TreeRank
 from forestlab.learners._vote import (
     shared_tree_predictions,
     tree_prediction_indices,
@@ -87,6 +90,9 @@ register("gboost", GradientBoostingCurves, task="classifier")
 register("rf_estimates", ErrorEstimatesForest, task="classifier")
 register("rf_importance", ImportanceForest, task="classifier")
 register("pacbayes_forest", PACBayesForestClassifier, task="classifier")
+register("treerank", TreeRank, task="ranker")
+register("ranking_forest", RankingForest, task="ranker")
+register("pruned_treerank", PrunedTreeRank, task="ranker")
 
 
 def get_entry(name: str) -> LearnerEntry:
@@ -128,9 +134,12 @@ __all__ = [
     "ImportanceForest",
     "LearnerEntry",
     "PACBayesForestClassifier",
+    "PrunedTreeRank",
     "RBFSVC",
+    "RankingForest",
     "RunReportMixin",
     "TestResult",
+    "TreeRank",
     "forest_kernel",
     "get_entry",
     "get_learner",

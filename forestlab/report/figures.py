@@ -17,7 +17,13 @@ Kinds (``experiment.figures[i].kind``):
 - ``metric_and_measure``: one panel per dataset, bars of a metric (mean ± std) per algorithm and a statistic over
   the runs (e.g. the instability) on a second axis (depecker2010 Fig. 4.5);
 - ``bars``: one panel per dataset, bars of a metric (mean ± std) per algorithm with marks at other metrics' means
-  (depecker2010 Figs 5.3, 5.4).
+  (depecker2010 Figs 5.3, 5.4);
+- ``metric_by_depth``: one panel per dataset, a curve indexed by tree depth (test AUC of the tree cut at each depth)
+  per algorithm, AUC* and marks for other algorithms (a pruned tree) (depecker2010 Figs 1.15d, 2.12, 3.6);
+- ``roc_at_depth``: one panel per dataset, the mean test ROC of each algorithm's trees cut at one depth, with ROC*;
+- ``partition_2d``: one row per 2-d dataset, the cells of each algorithm's tree (first run) at one depth.
+
+ROC curves are drawn with the dataset's optimal ROC* when its runs recorded one (generated problems).
 
 Figures read only the stored runs (values, arrays, and what runs recorded about their datasets, such as feature
 names): they never load a dataset.
@@ -34,6 +40,17 @@ import numpy as np
 
 from forestlab.errors import ConfigError
 from forestlab.results import ExperimentResults
+
+
+def _optimal_roc(ax: Any, res: ExperimentResults, dataset: str) -> None:
+    """Draw the dataset's optimal ROC curve ROC* (solid red, as depecker2010 draws it) when its runs recorded one
+    (a generated problem whose optimal ranking is known)."""
+    from forestlab.metrics import ROC_GRID
+
+    info = res.datasets_info.get(dataset) or {}
+    if info.get("roc_star_tpr"):
+        ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), color="red", lw=1.2,
+                label=f"ROC* (AUC* {float(info['auc_star']):.3f})")
 
 
 def _grid(n: int) -> tuple[int, int]:
@@ -104,6 +121,7 @@ def roc_curves(res: ExperimentResults, spec: dict[str, Any]):
                     tprs.append(np.interp(grid, fpr, tpr))
             if tprs:
                 ax.plot(grid, np.mean(tprs, axis=0), label=f"{algorithm} ({len(tprs)})", lw=1.4)
+        _optimal_roc(ax, res, dataset)
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
         ax.set_title(dataset, fontsize=10)
         ax.set_xlabel("false positive rate")
@@ -312,6 +330,7 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
             (line,) = ax.plot(grid, mean, lw=1.4, label=f"{algorithm} ({len(runs)} runs)")
             ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
             drawn += 1
+        _optimal_roc(ax, res, dataset)
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
         ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
         ax.set_xlabel("false positive rate")
@@ -397,9 +416,118 @@ def bars(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
+def metric_by_depth(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: for each algorithm the mean (± one std band over the runs) of a stored curve indexed
+    by tree depth (``curve``, default ``test_auc_by_depth``: the test AUC of the tree cut at depth 1, 2, ...), the
+    optimal AUC* as a red line when known, and the mean of a metric of other algorithms as horizontal marks
+    (``marks``: algorithm -> label, e.g. a pruned tree; depecker2010 Figs 1.15d, 2.12, 3.6)."""
+    import matplotlib.pyplot as plt
+
+    name = str(spec.get("curve", "test_auc_by_depth"))
+    marks = dict(spec.get("marks") or {})
+    datasets = res.datasets
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        drawn = 0
+        for algorithm in _algorithms(res, spec):
+            curves = res.curve(algorithm, name, dataset)
+            if curves.size == 0:
+                continue
+            depth = np.arange(1, curves.shape[1] + 1)
+            with np.errstate(all="ignore"):
+                mean, std = np.nanmean(curves, axis=0), np.nanstd(curves, axis=0)
+            (line,) = ax.plot(depth, mean, "o-", ms=3, lw=1.2, label=f"{algorithm} ({curves.shape[0]} runs)")
+            ax.fill_between(depth, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
+            drawn += 1
+        for k, (algorithm, label) in enumerate(marks.items()):
+            v = res.values(str(algorithm), str(spec.get("metric", "test_auc")), dataset)["value"].to_numpy(float)
+            v = v[np.isfinite(v)]
+            if v.size:
+                depths = res.values(str(algorithm), "max_depth", dataset)["value"].to_numpy(float)
+                x = float(np.nanmean(depths)) if np.isfinite(depths).any() else 1.0
+                ax.errorbar([x], [v.mean()], yerr=[v.std(ddof=1) if v.size > 1 else 0], fmt="s", color="green",
+                            ms=6, label=f"{label} (mean depth {x:.1f})" if k == 0 else str(label))
+        info = res.datasets_info.get(dataset) or {}
+        if info.get("auc_star") is not None:
+            ax.axhline(float(info["auc_star"]), color="red", lw=1, label=f"AUC* {float(info['auc_star']):.3f}")
+        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
+        ax.set_xlabel("depth D")
+        ax.set_ylabel("test AUC")
+        if drawn:
+            ax.legend(fontsize=7)
+    return _finish(fig, axes, len(datasets), spec)
+
+
+def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per dataset: the mean test ROC curve of each algorithm's trees cut at depth ``depth`` (from the
+    stored ``test_scores_by_depth``), beside ROC* (depecker2010 Figs 1.14c, 1.15c, 2.9c-2.11d)."""
+    import matplotlib.pyplot as plt
+
+    from forestlab.metrics import ROC_GRID, _tpr_at, roc_curve
+
+    depth = int(spec.get("depth", 3))
+    datasets = res.datasets
+    nrows, ncols = _grid(len(datasets))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
+    styles = ["--", ":", "-.", "-"]
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        drawn = 0
+        for k, algorithm in enumerate(_algorithms(res, spec)):
+            tprs = []
+            for arr in res.run_arrays(algorithm, dataset):
+                by_depth = arr.get("test_scores_by_depth")
+                if by_depth is None or "y_test" not in arr or len(by_depth) == 0:
+                    continue
+                scores = by_depth[min(depth, len(by_depth)) - 1]
+                fpr, tpr = roc_curve(arr["y_test"], scores)
+                tprs.append(_tpr_at(fpr, tpr, ROC_GRID))
+            if tprs:
+                ax.plot(ROC_GRID, np.mean(tprs, axis=0), styles[k % len(styles)], lw=1.5,
+                        label=f"{algorithm}, D={depth} ({len(tprs)} runs)")
+                drawn += 1
+        _optimal_roc(ax, res, dataset)
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
+        ax.set_xlabel("false positive rate")
+        ax.set_ylabel("true positive rate")
+        ax.legend(fontsize=7, loc="lower right")
+    return _finish(fig, axes, len(datasets), spec)
+
+
+def partition_2d(res: ExperimentResults, spec: dict[str, Any]):
+    """One row per 2-d dataset: the cells of the first run's tree of each algorithm cut at depth ``depth``, coloured
+    from best (dark red) to worst (light), from the stored ``grid_scores_by_depth`` on the grid ``grid_x`` x
+    ``grid_y`` (depecker2010 Figs 1.14b, 1.15b, 2.9b-2.11c: the estimated level sets)."""
+    import matplotlib.pyplot as plt
+
+    depth = int(spec.get("depth", 3))
+    algorithms = _algorithms(res, spec)
+    datasets = res.datasets
+    fig, axes = plt.subplots(len(datasets), len(algorithms), figsize=(3.3 * len(algorithms), 3.2 * len(datasets)),
+                             squeeze=False)
+    for row, dataset in zip(axes, datasets, strict=True):
+        for ax, algorithm in zip(row, algorithms, strict=True):
+            arrays = [a for a in res.run_arrays(algorithm, dataset) if "grid_scores_by_depth" in a]
+            ax.set_title(f"{dataset}: {algorithm}, D={depth}" + ("" if arrays else " [no runs]"), fontsize=9)
+            if not arrays:
+                continue
+            arr = arrays[0]
+            gx, gy = np.asarray(arr["grid_x"], dtype=float), np.asarray(arr["grid_y"], dtype=float)
+            by_depth = arr["grid_scores_by_depth"]
+            z = np.asarray(by_depth[min(depth, len(by_depth)) - 1], dtype=float).reshape(len(gy), len(gx))
+            ax.pcolormesh(gx, gy, z, cmap="Reds", shading="auto")
+            ax.set_xlabel("x1", fontsize=8)
+            ax.set_ylabel("x2", fontsize=8)
+    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
-         "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars}
+         "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
+         "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d}
 
 
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
