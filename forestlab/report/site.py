@@ -367,11 +367,14 @@ def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: P
         if sec is not None:
             title = f"From the study's README: {sec.title}"
             body = readme.to_html(sec.markdown, shift=max(0, 4 - sec.level))
-        else:
+        elif res.study:
             title = "The original"
-            where = f"experiments/{res.study}/README.md" if res.study else "a study README"
-            body = (f"<p>{esc(where)} has no section naming <code>{esc(exp.name)}</code>. The experiment: "
-                    f"{esc(exp.description or exp.name)}.</p>")
+            body = (f"<p><code>experiments/{esc(res.study)}/README.md</code> has no section naming "
+                    f"<code>{esc(exp.name)}</code>. The experiment: {esc(exp.description or exp.name)}.</p>")
+        else:
+            title = "No original"
+            body = (f"<p>This experiment belongs to no study, so no published figure stands beside it. The "
+                    f"experiment: {esc(exp.description or exp.name)}.</p>")
     return FigureView(spec, image, pdf, drawn_at, title, body)
 
 
