@@ -100,6 +100,23 @@ def test_train_auc_is_the_auc_of_the_training_scores(leafrank):
                                   + tree.n_pos[tree.children_right[internal]])
 
 
+@pytest.mark.parametrize("params", [{"leafrank": "cart", "leafrank_max_depth": 1},
+                                    {"leafrank": "axis", "max_features": 2}])
+def test_a_large_tree_keeps_its_invariants(params):
+    """Hundreds of master nodes (the compiled grower's arrays are reallocated several times on the way)."""
+    X, y = gauss_easy(3000, q=4, seed=20)
+    ranker = TreeRank(max_depth=None, min_samples_split=2, random_state=0, **params).fit(X, y)
+    tree = ranker.tree_
+    assert tree.node_count > 256  # the node arrays start with room for 64
+    assert ranker.train_auc_ == pytest.approx(roc_auc_score(y, ranker.decision_function(X)), abs=1e-12)
+    internal = np.flatnonzero(~tree.is_leaf)
+    np.testing.assert_array_equal(tree.parent[tree.children_left[internal]], internal)
+    np.testing.assert_array_equal(tree.parent[tree.children_right[internal]], internal)
+    np.testing.assert_array_equal(tree.depth[tree.children_left[internal]], tree.depth[internal] + 1)
+    assert all(len(tree.features[m]) == (2 if "max_features" in params else 4) for m in internal)
+    np.testing.assert_array_equal(np.sort(ranker.leaves_), np.flatnonzero(tree.is_leaf))
+
+
 @pytest.mark.parametrize("leafrank", ["cart", "axis"])
 def test_train_auc_with_randomisation_and_sample_weights(leafrank):
     X, y = gauss_easy(500, q=6, seed=2)

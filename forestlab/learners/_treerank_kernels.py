@@ -16,6 +16,9 @@ negatives p̂) are constants of the cell, applied in the impurity formulas to th
 Random draws (RF1 at master nodes, RF2 at CART nodes) come from a splitmix64 generator whose state is seeded by the
 caller: the same seed gives the same tree whatever the process or thread. :func:`grow` and :func:`route` release the
 GIL, so trees can be grown in threads.
+
+Compiled code does not check indices. To audit them, run the tests with bounds checking, compiled afresh:
+``NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(mktemp -d) pytest tests/test_treerank.py``.
 """
 
 from __future__ import annotations
