@@ -557,3 +557,44 @@ def test_split_values_are_values_as_arrays():
             mask = (sample.runs["algorithm"] == a)
             expected = pd.to_numeric(sample.runs.loc[mask, "test_risk"], errors="coerce").astype(float)
             pd.testing.assert_series_equal(sample.values(a, "test_risk")["value"], expected, check_names=False)
+
+
+def test_comparison_rows_cover_measures_gaps_and_published_spread(tmp_path, monkeypatch):
+    """A published cell that is a statistic over the runs (a measure such as the instability) is compared without a
+    spread; an empty published value is a gap with its note; a published std is kept beside the value."""
+    from forestlab.report.site import MEASURE, TableView, _comparison_html, comparison_rows
+    from forestlab.results import ExperimentResults
+
+    published = tmp_path / "depecker2010" / "published"
+    published.mkdir(parents=True)
+    (published / "probe.csv").write_text("dataset,algorithm,metric,value,std,note\n"
+                                         "d1,a,test_auc,0.7,0.01,\n"
+                                         "d1,a,instability,50,,\n"
+                                         "d1,b,test_auc,,,illegible\n"
+                                         "d2,a,test_auc,0.6,,\n")
+    monkeypatch.setenv("FORESTLAB_EXPERIMENTS_DIR", str(tmp_path))
+    rng = np.random.default_rng(0)
+    rows, arrays = [], {}
+    for alg in ("a", "b"):
+        for rep in range(4):
+            key = f"{alg}{rep}"
+            rows.append({"key": key, "dataset": "d1", "algorithm": alg, "repetition": rep,
+                         "test_auc": 0.7 + 0.01 * rng.standard_normal()})
+            arrays[key] = {"y_test": np.repeat([-1, 1], 20), "test_scores": rng.random(40)}
+    res = ExperimentResults.from_frame(pd.DataFrame(rows), study="depecker2010", arrays=arrays)
+    spec = {"name": "probe", "published": "probe.csv",
+            "cells": [{"algorithm": "a", "metric": "test_auc"}, {"algorithm": "a", "measure": "instability"},
+                      {"algorithm": "b", "metric": "test_auc"}]}
+    table = comparison_rows(res, spec)
+    by = {(r.algorithm, r.metric): r for r in table.itertuples()}
+    assert list(table["dataset"]) == ["d1"] * 3  # d2 is not in the plan
+    assert by[("a", "test_auc")].mark in ("agree", "disagree") and by[("a", "test_auc")].published_std == 0.01
+    m = by[("a", "instability")]
+    assert m.mark == MEASURE and m.n == 4 and math.isfinite(m.reproduced) and m.diff == m.reproduced - 50
+    assert by[("b", "test_auc")].mark == "gap" and by[("b", "test_auc")].note == "illegible"
+    view = TableView(spec, comparison=table)
+    for mark in table["mark"]:
+        view.agreement.counts[mark] += 1
+    html = _comparison_html(view, res)
+    assert "0.700 ± 0.010" in html and "not printed" in html and 'title="illegible"' in html
+    assert "1 statistics over runs" in html and "1 not printed" in html

@@ -48,10 +48,11 @@ ASSETS = Path(__file__).with_name("assets")
 OTHER = "other"  # the page of the experiments without a study
 VERDICTS = ("HOLDS", "DOES NOT HOLD", "INCONCLUSIVE", "NOT TESTED")
 # agreement of one published cell with our runs
-AGREE, DISAGREE, SINGLE, NO_RUN, GAP = "agree", "disagree", "single", "no-run", "gap"
+AGREE, DISAGREE, SINGLE, MEASURE, NO_RUN, GAP = "agree", "disagree", "single", "measure", "no-run", "gap"
 MARKS = {AGREE: ("✓", "published value within 2 std of our runs"),
          DISAGREE: ("✗", "published value more than 2 std from our mean"),
          SINGLE: ("·", "a single run: no spread to judge against"),
+         MEASURE: ("○", "one statistic over all the runs (such as an instability): no spread to judge against"),
          NO_RUN: ("—", "no run stored for this cell"),
          GAP: ("?", "the source prints no value here")}
 
@@ -99,7 +100,8 @@ class Agreement:
         if not self.total:
             return "no published table"
         rest = [f"{self.counts[k]} {label}" for k, label in
-                ((SINGLE, "single-run"), (NO_RUN, "not run"), (GAP, "not printed")) if self.counts[k]]
+                ((SINGLE, "single-run"), (MEASURE, "statistics over runs"), (NO_RUN, "not run"),
+                 (GAP, "not printed")) if self.counts[k]]
         head = f"{self.counts[AGREE]} of {self.judged} within 2 std" if self.judged else "none judged yet"
         return head + (f" ({', '.join(rest)})" if rest else "")
 
@@ -270,40 +272,52 @@ def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_di
 
 def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequence[str] = ()) -> pd.DataFrame:
     """Published vs reproduced, one row per published cell of the table (every dataset of the plan, or
-    ``datasets`` when nothing ran): :func:`forestlab.report.compare.comparison_table`'s columns, plus
-    ``mark`` (agree, disagree, single, no-run, gap) and ``note`` (the published file's note, if any)."""
+    ``datasets`` when nothing ran): :func:`forestlab.report.compare.comparison_table`'s columns, plus the cells
+    that are a statistic over the runs (a ``measure``, compared without a spread), ``published_std`` (when the
+    published file has a ``std`` column), ``mark`` (agree, disagree, single, measure, no-run, gap) and ``note``
+    (the published file's note, if any)."""
     from forestlab.report.compare import comparison_table, read_published
+    from forestlab.report.tables import measure_value
 
     published = read_published(res.study, str(spec["published"]))
     wanted = [(str(c["algorithm"]), str(c["metric"])) for c in spec["cells"] if "metric" in c]
+    measures = {(str(c["algorithm"]), str(c["measure"])): c for c in spec["cells"] if "measure" in c}
     datasets = res.datasets or list(datasets)
     ours = comparison_table(res, spec) if res.datasets else None
     found = {} if ours is None else {(r.dataset, r.algorithm, r.metric): r._asdict() for r in
                                      ours.itertuples(index=False)}
     note_col = next((c for c in ("note", "notes", "comment") if c in published.columns), None)
     rows = []
-    for p in published.itertuples(index=False):
-        key = (str(p.dataset), str(p.algorithm), str(p.metric))
-        if key[1:] not in wanted or key[0] not in datasets:
+    for p in published.to_dict("records"):
+        key = (str(p["dataset"]), str(p["algorithm"]), str(p["metric"]))
+        if (key[1:] not in wanted and key[1:] not in measures) or key[0] not in datasets:
             continue
-        value = pd.to_numeric(pd.Series([p.value]), errors="coerce").iloc[0]
+        value = float(pd.to_numeric(pd.Series([p["value"]]), errors="coerce").iloc[0])
         row = found.get(key) or {"dataset": key[0], "algorithm": key[1], "metric": key[2], "published": value,
                                  "reproduced": float("nan"), "std": float("nan"), "n": 0, "diff": float("nan"),
                                  "within_2std": None, "z_mean": float("nan")}
-        row["published"] = float(value)
-        note = getattr(p, note_col) if note_col else None
+        is_measure = key[1:] in measures
+        if is_measure and key[0] in res.datasets:
+            row["n"] = len(res.run_keys(key[1], key[0]))
+            row["reproduced"] = measure_value(res, measures[key[1:]], key[0]) if row["n"] else float("nan")
+            row["diff"] = row["reproduced"] - value
+        row["published"] = value
+        row["published_std"] = float(pd.to_numeric(pd.Series([p.get("std")]), errors="coerce").iloc[0])
+        note = p.get(note_col) if note_col else None
         row["note"] = "" if note is None or (isinstance(note, float) and math.isnan(note)) else str(note)
-        if math.isnan(float(value)):
+        if math.isnan(value):
             row["mark"], row["diff"], row["within_2std"] = GAP, float("nan"), None
-        elif not row["n"]:
+        elif not row["n"] or (is_measure and math.isnan(row["reproduced"])):
             row["mark"] = NO_RUN
+        elif is_measure:
+            row["mark"] = MEASURE
         elif row["n"] < 2:
             row["mark"] = SINGLE
         else:
             row["mark"] = AGREE if row["within_2std"] else DISAGREE
         rows.append(row)
-    cols = ["dataset", "algorithm", "metric", "published", "reproduced", "std", "n", "diff", "within_2std",
-            "z_mean", "mark", "note"]
+    cols = ["dataset", "algorithm", "metric", "published", "published_std", "reproduced", "std", "n", "diff",
+            "within_2std", "z_mean", "mark", "note"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -525,10 +539,12 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
     df = view.comparison
     if df is None or df.empty:
         return "<p class=\"placeholder\">No published cell of this table concerns the datasets of this plan.</p>"
-    digits = {(str(c["algorithm"]), str(c["metric"])): _digits(view.spec, c) for c in view.spec["cells"]
-              if "metric" in c}
-    labels = {(str(c["algorithm"]), str(c["metric"])): str(c.get("label", f"{c['algorithm']} {c['metric']}"))
-              for c in view.spec["cells"] if "metric" in c}
+    cells = {(str(c["algorithm"]), str(c.get("metric", c.get("measure")))): c for c in view.spec["cells"]
+             if "metric" in c or "measure" in c}
+    digits = {k: _digits(view.spec, c) for k, c in cells.items()}
+    names = [str(c.get("label", f"{k[0]} {k[1]}")) for k, c in cells.items()]
+    labels = {k: (name if names.count(name) == 1 else f"{k[0]} {name}") for k, name in zip(cells, names,
+                                                                                             strict=True)}
     groups = [k for k in digits if ((df["algorithm"] == k[0]) & (df["metric"] == k[1])).any()]
     datasets = list(dict.fromkeys(df["dataset"]))
     by_key = {(r.dataset, r.algorithm, r.metric): r for r in df.itertuples(index=False)}
@@ -547,10 +563,13 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
             k = digits[g]
             symbol, meaning = MARKS[r.mark]
             pub = _num(r.published, k) if r.mark != GAP else "not printed"
+            if r.mark != GAP and r.published_std == r.published_std:  # the study's own spread, when printed
+                pub += f" ± {_num(r.published_std, k)}"
             if r.note:
                 notes.append(f"{d}, {labels[g]}: {r.note}")
                 pub += f'<sup title="{esc(r.note)}">{len(notes)}</sup>'
-            ours = "—" if not r.n else (_num(r.reproduced, k) + (f" ± {_num(r.std, k)}" if r.n > 1 else ""))
+            spread = r.n > 1 and r.std == r.std  # a measure is one statistic over the runs: no ± to show
+            ours = "—" if not r.n else (_num(r.reproduced, k) + (f" ± {_num(r.std, k)}" if spread else ""))
             diff = _num(r.diff, k, signed=True) if r.n and r.mark != GAP else ""
             z = f"; |Δ| = {abs(r.diff) / r.std:.1f} std" if r.mark in (AGREE, DISAGREE) and r.std > 0 else ""
             title = f"{meaning}{z}; {r.n} run(s)"
