@@ -39,7 +39,9 @@ class ExperimentResults:
         One row per planned run: key, dataset, algorithm, repetition, fold (plan order).
     runs : DataFrame
         One row per *done* planned run: the same columns, then one column per stored value (metrics, learner
-        values, chosen hyperparameters), NaN where a run did not measure it.
+        values, chosen hyperparameters), NaN where a run did not measure it. What is derived from it (row
+        positions, numeric columns) is computed once per frame: to change values once they have been read, assign
+        a new frame rather than editing this one in place.
     datasets_info : dict
         Per dataset, what the runs recorded about its data (``n_features``, ``feature_names``, ...).
     smoke : bool
@@ -120,32 +122,37 @@ class ExperimentResults:
         of ``metric`` (NaN where not measured), in run order: :meth:`values` as plain arrays, for the paired tests
         that claims repeat on hundreds of resamples."""
         rows = self._row_positions(algorithm, dataset)
-        splits = self.__dict__.get("_splits_cache")
-        if splits is None or splits[0] is not self.runs:
+        cache = self._frame_cache()
+        if "splits" not in cache:
             folds = [-1 if f is None or f != f else int(f) for f in self.runs["fold"]]
-            splits = (self.runs, list(zip(self.runs["repetition"].astype(int).tolist(), folds, strict=True)))
-            self.__dict__["_splits_cache"] = splits
-        return [splits[1][i] for i in rows], self._numeric(metric)[rows]
+            cache["splits"] = list(zip(self.runs["repetition"].astype(int).tolist(), folds, strict=True))
+        return [cache["splits"][i] for i in rows], self._numeric(metric)[rows]
+
+    def _frame_cache(self) -> dict[Any, Any]:
+        """What is derived from this frame of ``runs`` (row positions by algorithm and dataset, numeric columns,
+        keys), computed once per frame: claims ask for it again on every bootstrap resample."""
+        cached = self.__dict__.get("_frame_cache_")
+        if cached is None or cached[0] is not self.runs:
+            cached = (self.runs, {})
+            self.__dict__["_frame_cache_"] = cached
+        return cached[1]
 
     def _row_positions(self, algorithm: str, dataset: str | None) -> np.ndarray:
-        """Positions in ``runs`` of one algorithm's runs (on one dataset, or all), in run order; indexed once per
-        frame of runs (claims ask for them on every bootstrap resample)."""
-        cached = self.__dict__.get("_positions_cache")
-        if cached is None or cached[0] is not self.runs:
+        """Positions in ``runs`` of one algorithm's runs (on one dataset, or all), in run order."""
+        cache = self._frame_cache()
+        if "rows" not in cache:
             groups: dict[tuple[Any, Any], list[int]] = {}
             algorithms = self.runs["algorithm"].to_numpy(dtype=object)
             datasets = self.runs["dataset"].to_numpy(dtype=object)
             for i, (a, d) in enumerate(zip(algorithms, datasets, strict=True)):
                 groups.setdefault((a, d), []).append(i)
                 groups.setdefault((a, None), []).append(i)
-            cached = (self.runs, {k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}, {})
-            self.__dict__["_positions_cache"] = cached
-        return cached[1].get((algorithm, dataset), np.empty(0, dtype=np.intp))
+            cache["rows"] = {k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}
+        return cache["rows"].get((algorithm, dataset), np.empty(0, dtype=np.intp))
 
     def _numeric(self, metric: str) -> np.ndarray:
-        """The column ``metric`` of ``runs`` as floats (NaN where not measured or not a number), converted once."""
-        self._row_positions("", None)  # the cache of this frame of runs
-        columns = self.__dict__["_positions_cache"][2]
+        """The column ``metric`` of ``runs`` as floats (NaN where not measured or not a number)."""
+        columns = self._frame_cache().setdefault("numeric", {})
         if metric not in columns:
             col = self.runs[metric] if metric in self.runs.columns else pd.Series(np.nan, index=self.runs.index)
             columns[metric] = pd.to_numeric(col, errors="coerce").astype(float).to_numpy()
@@ -153,8 +160,10 @@ class ExperimentResults:
 
     def run_keys(self, algorithm: str, dataset: str) -> list[str]:
         """Keys of the done runs of one algorithm on one dataset, in plan order."""
-        df = self.runs
-        return df[(df["algorithm"] == algorithm) & (df["dataset"] == dataset)]["key"].tolist()
+        cache = self._frame_cache()
+        if "keys" not in cache:
+            cache["keys"] = self.runs["key"].tolist()
+        return [cache["keys"][i] for i in self._row_positions(algorithm, dataset)]
 
     def run_arrays(self, algorithm: str, dataset: str) -> list[dict[str, np.ndarray]]:
         """The stored arrays of every done run of one algorithm on one dataset (for measures across runs)."""
@@ -243,6 +252,25 @@ class ExperimentResults:
         for cached in ("datasets", "algorithms", "_rows_cache"):
             out.__dict__.pop(cached, None)
         out._rep_map = list(draw)  # type: ignore[attr-defined]
+        return out
+
+    def only_datasets(self, datasets: Sequence[str]) -> ExperimentResults:
+        """A view of these results restricted to some of the planned datasets (a figure about a few of them).
+
+        Raises
+        ------
+        ConfigError
+            If a name is not one of the experiment's datasets.
+        """
+        unknown = [d for d in datasets if d not in self.datasets]
+        if unknown:
+            raise ConfigError(f"dataset(s) {', '.join(map(str, unknown))} not in experiment {self.name} "
+                              f"({', '.join(self.datasets)})")
+        keep = set(datasets)
+        out = replace(self, planned=self.planned[self.planned["dataset"].isin(keep)],
+                      runs=self.runs[self.runs["dataset"].isin(keep)].reset_index(drop=True), _arrays=self._arrays)
+        for cached in ("datasets", "algorithms", "_rows_cache"):
+            out.__dict__.pop(cached, None)
         return out
 
 
