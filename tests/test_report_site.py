@@ -323,9 +323,9 @@ class Chromium:
             os.dup2(ends[1], 4)
 
         self.proc = subprocess.Popen(
-            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
-             "--no-default-browser-check", "--hide-scrollbars", "--mute-audio", "--disable-extensions",
-             f"--user-data-dir={profile}", "about:blank"],
+            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--remote-debugging-pipe",
+             "--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
+             "--disable-extensions", f"--user-data-dir={profile}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             preexec_fn=fds, close_fds=False)  # our other fds are not inheritable (PEP 446)
         os.close(to_child_r)

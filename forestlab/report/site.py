@@ -611,6 +611,10 @@ def _pairs_html(view: TableView) -> str:
 
 def _friedman_html(view: TableView) -> str:
     if not view.friedman:
+        if view.pairs and len({x for summary, _ in view.pairs for x in (summary.a, summary.b)}) == 2:
+            return ('<p class="muted">Two learners: across datasets Demšar (2006) recommends the Wilcoxon '
+                    "signed-rank test, given on the head-to-head line above (Friedman and Nemenyi are for three or "
+                    "more).</p>")
         return ""
     parts = []
     for fv in view.friedman:
