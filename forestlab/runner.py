@@ -184,8 +184,35 @@ def _optimal_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     fpr, tpr, auc_star, stderr = optimal_roc_for(ds_cfg)
     roc = _tpr_at(np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float), ROC_GRID)
-    return {"auc_star": float(auc_star), "auc_star_stderr": float(stderr),
-            "roc_star_tpr": [round(float(v), 6) for v in roc]}
+    info: dict[str, Any] = {"auc_star": float(auc_star), "auc_star_stderr": float(stderr),
+                            "roc_star_tpr": [round(float(v), 6) for v in roc]}
+    info.update(_level_sets_info(ds_cfg))
+    return info
+
+
+def _level_sets_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """For a 2-d generated problem: its 8 equal-mass level sets of eta (0 = top) on a 64 x 64 grid over its support
+    (depecker2010 Figs 1.14a, 1.15a, 2.9a-2.11a), as lists for the dataset's stored info."""
+    from forestlab.datasets._ranking_toys import OPTIMAL, level_sets
+    from forestlab.datasets._synthetic import _RESERVED
+
+    source = ds_cfg["source"]
+    toy = OPTIMAL[source["generator"]]
+    if toy.dimension != 2:
+        return {}
+    params = {k: v for k, v in source.items() if k not in _RESERVED}
+    try:
+        box = toy.bounds(**params)
+    except TypeError:  # a problem whose support does not depend on its parameters
+        box = toy.bounds()
+    if box is None:
+        return {}
+    (x0, x1), (y0, y1) = box
+    gx, gy = np.linspace(x0, x1, 64), np.linspace(y0, y1, 64)
+    grid = np.column_stack([np.tile(gx, len(gy)), np.repeat(gy, len(gx))])
+    levels = level_sets(source["generator"], grid, 8, **params)
+    return {"eta_grid_x": [float(v) for v in gx], "eta_grid_y": [float(v) for v in gy],
+            "eta_level_sets": [int(v) for v in levels]}
 
 
 def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_state: int,

@@ -684,8 +684,12 @@ class TreeRank(RunReportMixin, BaseEstimator):
         return self._importances
 
     def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
-        """Arrays for the report: AUC against depth (from this one fit: the depth-d tree is the truncation, TreeRank
-        being grown greedily top-down) and the feature importances.
+        """Arrays for the report: AUC and scores against depth (from this one fit: the depth-d tree is the
+        truncation, TreeRank being grown greedily top-down) and the feature importances.
+
+        Depths run from 0 to ``max_depth`` (the parameter; the tree's own depth when it is None): a tree that
+        stopped growing earlier gives its whole self at the depths past its own, so the curves of several runs
+        line up.
 
         Parameters
         ----------
@@ -697,12 +701,15 @@ class TreeRank(RunReportMixin, BaseEstimator):
         dict of str to ndarray
             ``depth`` (0..max depth), ``train_auc`` (½ + ½ Σ Λ over the splits above each depth),
             ``feature_importance`` (CART and axis LeafRanks) and, with test data, ``test_auc`` by depth (NaN if the
-            test set holds one class). The last entries are the AUCs of the whole tree.
+            test set holds one class) and ``test_scores_by_depth`` (one row of test scores per depth). With test
+            data of two variables (the 2-d toys), also the scores of the cut trees of depth 0 to 3 on a 64 x 64
+            grid spanning the test data, ``grid_scores_by_depth``, ``grid_x`` and ``grid_y``, for the figures of
+            the estimated cells.
         """
         check_is_fitted(self)
         check_test_pair(X_test, y_test)
         tree = self.tree_
-        depths = np.arange(tree.max_depth + 1)
+        depths = np.arange((tree.max_depth if self.max_depth is None else max(self.max_depth, tree.max_depth)) + 1)
         internal = ~tree.is_leaf
         split_depth, split_gain = tree.depth[internal], tree.gain[internal]
         out = {"depth": depths,
@@ -712,11 +719,19 @@ class TreeRank(RunReportMixin, BaseEstimator):
         if X_test is not None:
             X_test = self._check_X(X_test)
             positive = np.asarray(y_test) == self.classes_[1]
+            scores = np.vstack([self._scores(X_test, int(d), None) for d in depths])
+            out["test_scores_by_depth"] = scores
             if positive.all() or not positive.any():
                 out["test_auc"] = np.full(len(depths), np.nan)
             else:
-                out["test_auc"] = np.array([roc_auc_score(positive, self._scores(X_test, int(d), None))
-                                            for d in depths])
+                out["test_auc"] = np.array([roc_auc_score(positive, row) for row in scores])
+            if X_test.shape[1] == 2 and len(X_test):
+                gx = np.linspace(X_test[:, 0].min(), X_test[:, 0].max(), 64)
+                gy = np.linspace(X_test[:, 1].min(), X_test[:, 1].max(), 64)
+                grid = np.column_stack([np.tile(gx, len(gy)), np.repeat(gy, len(gx))])
+                out["grid_x"], out["grid_y"] = gx, gy
+                out["grid_scores_by_depth"] = np.vstack([self._scores(grid, int(d), None)
+                                                         for d in depths[:4]]).astype(np.float32)
         return out
 
     @property

@@ -23,7 +23,8 @@ Kinds (``experiment.figures[i].kind``):
 - ``roc_at_depth``: one panel per dataset, the mean test ROC of each algorithm's trees cut at one depth, with ROC*;
 - ``partition_2d``: one row per 2-d dataset, the cells of each algorithm's tree (first run) at one depth.
 
-ROC curves are drawn with the dataset's optimal ROC* when its runs recorded one (generated problems).
+ROC curves are drawn with the dataset's optimal ROC* when its runs recorded one (generated problems). Any figure
+may name the ``datasets`` it draws (default: all of the experiment's).
 
 Figures read only the stored runs (values, arrays, and what runs recorded about their datasets, such as feature
 names): they never load a dataset.
@@ -62,9 +63,15 @@ def _finish(fig: Any, axes: Any, used: int, spec: dict[str, Any], rect: tuple[fl
     """Hide the panels past the ``used`` first, title the figure, lay it out."""
     for ax in list(axes.flat)[used:]:
         ax.set_visible(False)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    _title(fig, spec)
     fig.tight_layout(**({"rect": rect} if rect else {}))
     return fig
+
+
+def _title(fig: Any, spec: dict[str, Any]) -> None:
+    """The figure's title, wrapped to its width (a one-panel figure is narrow)."""
+    width = max(30, int(fig.get_figwidth() * 12))
+    fig.suptitle("\n".join(textwrap.wrap(str(spec.get("title", spec["name"])), width)), fontsize=11)
 
 
 def error_curves(res: ExperimentResults, spec: dict[str, Any]):
@@ -418,12 +425,12 @@ def bars(res: ExperimentResults, spec: dict[str, Any]):
 
 def metric_by_depth(res: ExperimentResults, spec: dict[str, Any]):
     """One panel per dataset: for each algorithm the mean (± one std band over the runs) of a stored curve indexed
-    by tree depth (``curve``, default ``test_auc_by_depth``: the test AUC of the tree cut at depth 1, 2, ...), the
+    by tree depth (``curve``, default ``test_auc``: entry d is the test AUC of the tree cut at depth d), the
     optimal AUC* as a red line when known, and the mean of a metric of other algorithms as horizontal marks
     (``marks``: algorithm -> label, e.g. a pruned tree; depecker2010 Figs 1.15d, 2.12, 3.6)."""
     import matplotlib.pyplot as plt
 
-    name = str(spec.get("curve", "test_auc_by_depth"))
+    name = str(spec.get("curve", "test_auc"))
     marks = dict(spec.get("marks") or {})
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -434,6 +441,7 @@ def metric_by_depth(res: ExperimentResults, spec: dict[str, Any]):
             curves = res.curve(algorithm, name, dataset)
             if curves.size == 0:
                 continue
+            curves = curves[:, 1:]  # index = depth; depth 0 (one leaf) is AUC 1/2
             depth = np.arange(1, curves.shape[1] + 1)
             with np.errstate(all="ignore"):
                 mean, std = np.nanmean(curves, axis=0), np.nanstd(curves, axis=0)
@@ -479,7 +487,7 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
                 by_depth = arr.get("test_scores_by_depth")
                 if by_depth is None or "y_test" not in arr or len(by_depth) == 0:
                     continue
-                scores = by_depth[min(depth, len(by_depth)) - 1]
+                scores = by_depth[min(depth, len(by_depth) - 1)]  # row d: the tree cut at depth d
                 fpr, tpr = roc_curve(arr["y_test"], scores)
                 tprs.append(_tpr_at(fpr, tpr, ROC_GRID))
             if tprs:
@@ -496,18 +504,30 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
 
 
 def partition_2d(res: ExperimentResults, spec: dict[str, Any]):
-    """One row per 2-d dataset: the cells of the first run's tree of each algorithm cut at depth ``depth``, coloured
-    from best (dark red) to worst (light), from the stored ``grid_scores_by_depth`` on the grid ``grid_x`` x
-    ``grid_y`` (depecker2010 Figs 1.14b, 1.15b, 2.9b-2.11c: the estimated level sets)."""
+    """One row per 2-d dataset: the 8 equal-mass level sets of eta when the runs recorded them (Figs 1.14a, 1.15a,
+    2.9a-2.11a), then the cells of the first run's tree of each algorithm cut at depth ``depth``, coloured from best
+    (dark red) to worst (light), from the stored ``grid_scores_by_depth`` on the grid ``grid_x`` x ``grid_y``
+    (depecker2010 Figs 1.14b, 1.15b, 2.9b-2.11c: the estimated level sets)."""
     import matplotlib.pyplot as plt
 
     depth = int(spec.get("depth", 3))
     algorithms = _algorithms(res, spec)
     datasets = res.datasets
-    fig, axes = plt.subplots(len(datasets), len(algorithms), figsize=(3.3 * len(algorithms), 3.2 * len(datasets)),
-                             squeeze=False)
+    ncols = len(algorithms) + 1
+    fig, axes = plt.subplots(len(datasets), ncols, figsize=(3.3 * ncols, 3.2 * len(datasets)), squeeze=False)
     for row, dataset in zip(axes, datasets, strict=True):
-        for ax, algorithm in zip(row, algorithms, strict=True):
+        info = res.datasets_info.get(dataset) or {}
+        ax = row[0]
+        if info.get("eta_level_sets"):
+            gx, gy = np.asarray(info["eta_grid_x"], dtype=float), np.asarray(info["eta_grid_y"], dtype=float)
+            z = np.asarray(info["eta_level_sets"], dtype=float).reshape(len(gy), len(gx))
+            z[z < 0] = np.nan  # outside the support
+            ax.pcolormesh(gx, gy, -z, cmap="Reds", shading="auto")
+            ax.set_title(f"{dataset}: level sets of eta", fontsize=9)
+        else:
+            ax.set_title(f"{dataset}: eta unknown", fontsize=9)
+            ax.set_axis_off()
+        for ax, algorithm in zip(row[1:], algorithms, strict=True):
             arrays = [a for a in res.run_arrays(algorithm, dataset) if "grid_scores_by_depth" in a]
             ax.set_title(f"{dataset}: {algorithm}, D={depth}" + ("" if arrays else " [no runs]"), fontsize=9)
             if not arrays:
@@ -515,11 +535,11 @@ def partition_2d(res: ExperimentResults, spec: dict[str, Any]):
             arr = arrays[0]
             gx, gy = np.asarray(arr["grid_x"], dtype=float), np.asarray(arr["grid_y"], dtype=float)
             by_depth = arr["grid_scores_by_depth"]
-            z = np.asarray(by_depth[min(depth, len(by_depth)) - 1], dtype=float).reshape(len(gy), len(gx))
+            z = np.asarray(by_depth[min(depth, len(by_depth) - 1)], dtype=float).reshape(len(gy), len(gx))
             ax.pcolormesh(gx, gy, z, cmap="Reds", shading="auto")
             ax.set_xlabel("x1", fontsize=8)
             ax.set_ylabel("x2", fontsize=8)
-    fig.suptitle(str(spec.get("title", spec["name"])), fontsize=11)
+    _title(fig, spec)
     fig.tight_layout()
     return fig
 
@@ -549,7 +569,8 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
         for pair in spec.get("pairs") or []:
             for side in (pair["a"], pair["b"]):
                 res.check_cell({"algorithm": side}, f"figure '{spec.get('name')}'")
-        fig = KINDS[kind](res, spec)
+        view = res.only_datasets([str(d) for d in spec["datasets"]]) if spec.get("datasets") else res
+        fig = KINDS[kind](view, spec)
         if res.smoke:
             fig.text(0.5, 0.005, "SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's "
                      "results", ha="center", va="bottom", fontsize=8, color="red")
