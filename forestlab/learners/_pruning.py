@@ -577,7 +577,7 @@ def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarr
 # ---------------------------------------------------------------------------------------------------------------
 _TREERANK_PARAMS = ("leafrank", "max_depth", "min_samples_split", "max_features", "leafrank_max_depth",
                     "leafrank_min_samples_split", "leafrank_min_samples_leaf", "leafrank_max_features",
-                    "leafrank_criterion", "svm_kernel", "svm_C", "svm_gamma", "dyadic_resolution")
+                    "leafrank_criterion", "svm_kernel", "svm_C", "svm_gamma", "svm_scale", "dyadic_resolution")
 
 
 class PrunedTreeRank(RunReportMixin, BaseEstimator):
@@ -599,7 +599,7 @@ class PrunedTreeRank(RunReportMixin, BaseEstimator):
     Parameters
     ----------
     leafrank, max_depth, min_samples_split, max_features, leafrank_max_depth, leafrank_min_samples_split, \
-leafrank_min_samples_leaf, leafrank_max_features, leafrank_criterion, svm_kernel, svm_C, svm_gamma, \
+leafrank_min_samples_leaf, leafrank_max_features, leafrank_criterion, svm_kernel, svm_C, svm_gamma, svm_scale, \
 dyadic_resolution :
         As :class:`~forestlab.learners._treerank.TreeRank`, for T_max and for the fold trees.
     ccp_alpha : float >= 0 or None, default=None
@@ -687,6 +687,7 @@ dyadic_resolution :
         svm_kernel: str = "rbf",
         svm_C: float = 1.0,
         svm_gamma: str | float = "scale",
+        svm_scale: bool = True,
         dyadic_resolution: int = 2,
         ccp_alpha: float | None = None,
         cv_folds: int = 10,
@@ -704,6 +705,7 @@ dyadic_resolution :
         self.svm_kernel = svm_kernel
         self.svm_C = svm_C
         self.svm_gamma = svm_gamma
+        self.svm_scale = svm_scale
         self.dyadic_resolution = dyadic_resolution
         self.ccp_alpha = ccp_alpha
         self.cv_folds = cv_folds

@@ -45,7 +45,7 @@ MAX_REDRAWS = 100
 TREERANK_PARAMS: tuple[str, ...] = (
     "leafrank", "max_depth", "min_samples_split", "max_features", "leafrank_max_depth",
     "leafrank_min_samples_split", "leafrank_min_samples_leaf", "leafrank_max_features", "leafrank_criterion",
-    "svm_kernel", "svm_C", "svm_gamma", "dyadic_resolution",
+    "svm_kernel", "svm_C", "svm_gamma", "svm_scale", "dyadic_resolution",
 )
 #: joblib's backend preference for growing trees in parallel (measured: see RankingForest's notes).
 PARALLEL_PREFER = "threads"
@@ -247,7 +247,7 @@ class RankingForest(RunReportMixin, BaseEstimator):
         How the trees' scores of a batch become the forest's scores (above). Read when scoring, not when fitting:
         ``set_params(aggregation=...)`` on a fitted forest rescores with the same trees (one fit serves the three).
     leafrank, max_depth, min_samples_split, max_features, leafrank_max_depth, leafrank_min_samples_split, \
-leafrank_min_samples_leaf, leafrank_max_features, leafrank_criterion, svm_kernel, svm_C, svm_gamma, \
+leafrank_min_samples_leaf, leafrank_max_features, leafrank_criterion, svm_kernel, svm_C, svm_gamma, svm_scale, \
 dyadic_resolution
         Passed to every tree: see :class:`~forestlab.learners._treerank.TreeRank` (same names, defaults and valid
         values). ``max_features`` is RF1 (q1 variables drawn at each master node), ``leafrank_max_features`` is RF2
@@ -339,6 +339,7 @@ dyadic_resolution
         svm_kernel: str = "rbf",
         svm_C: float = 1.0,
         svm_gamma: str | float = "scale",
+        svm_scale: bool = True,
         dyadic_resolution: int = 2,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
@@ -359,6 +360,7 @@ dyadic_resolution
         self.svm_kernel = svm_kernel
         self.svm_C = svm_C
         self.svm_gamma = svm_gamma
+        self.svm_scale = svm_scale
         self.dyadic_resolution = dyadic_resolution
         self.n_jobs = n_jobs
         self.random_state = random_state

@@ -218,9 +218,11 @@ class _SVMRule:
 
     _CHUNK = 4096
 
-    def __init__(self, svm: SVC, features: np.ndarray, gamma: float) -> None:
+    def __init__(self, svm: SVC, features: np.ndarray, gamma: float, center: np.ndarray | None = None,
+                 scale_by: np.ndarray | None = None) -> None:
         self.features = features
         self.gamma = gamma
+        self.center, self.scale_by = center, scale_by  # the node's standardisation (None: raw variables)
         self.intercept = float(svm.intercept_[0])
         if svm.kernel == "linear":
             self.coef: np.ndarray | None = np.asarray(svm.coef_).ravel().copy()
@@ -235,6 +237,8 @@ class _SVMRule:
 
     def decision(self, X_local: np.ndarray) -> np.ndarray:
         """The SVM's decision function on points given on the node's variables."""
+        if self.center is not None:
+            X_local = (X_local - self.center) / self.scale_by
         if self.coef is not None:
             return X_local @ self.coef + self.intercept
         out = np.empty(len(X_local))
@@ -278,12 +282,20 @@ def _dyadic_bins(X: np.ndarray, low: np.ndarray, width: np.ndarray, n_bins: int)
 
 
 def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray, kernel: str, C: float,
-                  gamma: str | float) -> _SVMRule:
+                  gamma: str | float, scale: bool = True) -> _SVMRule:
     """The weighted SVM LeafRank (§2.7): libsvm's C-SVM with class weights 1 − p̂ for +1 and p̂ for −1 (and the
-    sample weights); L = the positive side. ``gamma`` "scale" / "auto" are scikit-learn's, on the node's data."""
+    sample weights); L = the positive side. With ``scale`` the node's variables are first standardised (weighted
+    mean and standard deviation of its training points; a constant variable is left centred). ``gamma`` "scale" /
+    "auto" are scikit-learn's, on the (standardised) node's data."""
     cell_pos = float(w[pos].sum())
     cell_neg = float(w[~pos].sum())
     p_hat = cell_pos / (cell_pos + cell_neg)
+    center = scale_by = None
+    if scale:
+        center = np.average(X, axis=0, weights=w)
+        spread = np.sqrt(np.average((X - center) ** 2, axis=0, weights=w))
+        scale_by = np.where(spread > 0, spread, 1.0)
+        X = (X - center) / scale_by
     if gamma == "scale":
         variance = float(X.var())
         gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
@@ -291,7 +303,7 @@ def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.nd
         gamma = 1.0 / X.shape[1]
     svm = SVC(kernel=kernel, C=C, gamma=float(gamma), class_weight={1: 1.0 - p_hat, -1: p_hat})
     svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
-    return _SVMRule(svm, features, float(gamma))
+    return _SVMRule(svm, features, float(gamma), center, scale_by)
 
 
 def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
@@ -348,7 +360,12 @@ class TreeRank(RunReportMixin, BaseEstimator):
     svm_C : float, default=1.0
         Soft-margin constant of the SVM LeafRank (per-point costs C (1 − p̂_C) for positives, C p̂_C for negatives).
     svm_gamma : {"scale", "auto"} or float, default="scale"
-        RBF width of the SVM LeafRank, as in :class:`sklearn.svm.SVC` (computed on each node's data).
+        RBF width of the SVM LeafRank, as in :class:`sklearn.svm.SVC` (computed on each node's data, after the
+        standardisation below when ``svm_scale``).
+    svm_scale : bool, default=True
+        Standardise the node's variables (weighted mean 0, variance 1 on the node's training points) before its SVM,
+        as the R package's LeafRank ``LRsvm`` does through kernlab's ``ksvm(scaled = TRUE)``: the SVM's margin and
+        gamma then mean the same on every variable whatever its unit. False: the raw variables.
     dyadic_resolution : int, default=2
         m of the dyadic LeafRank: the node's bounding box (of its training points, on its variables) is cut into
         2**m equal bins per variable; new points outside the box fall into the edge bins, points in cells that held
@@ -398,6 +415,7 @@ class TreeRank(RunReportMixin, BaseEstimator):
         "svm_kernel": [StrOptions({"linear", "rbf"})],
         "svm_C": [Interval(numbers.Real, 0, None, closed="neither")],
         "svm_gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "svm_scale": ["boolean"],
         "dyadic_resolution": [IntNotBool(1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -417,6 +435,7 @@ class TreeRank(RunReportMixin, BaseEstimator):
         svm_kernel: str = "rbf",
         svm_C: float = 1.0,
         svm_gamma: str | float = "scale",
+        svm_scale: bool = True,
         dyadic_resolution: int = 2,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -432,6 +451,7 @@ class TreeRank(RunReportMixin, BaseEstimator):
         self.svm_kernel = svm_kernel
         self.svm_C = svm_C
         self.svm_gamma = svm_gamma
+        self.svm_scale = svm_scale
         self.dyadic_resolution = dyadic_resolution
         self.random_state = random_state
 
@@ -566,7 +586,8 @@ class TreeRank(RunReportMixin, BaseEstimator):
                                                                                    replace=False))
             Xc = X[np.ix_(idx, feats)]
             if self.leafrank == "svm":
-                rule: Any = _svm_leafrank(Xc, p, w, feats, self.svm_kernel, self.svm_C, self.svm_gamma)
+                rule: Any = _svm_leafrank(Xc, p, w, feats, self.svm_kernel, self.svm_C, self.svm_gamma,
+                                          self.svm_scale)
             else:
                 rule = _dyadic_leafrank(Xc, p, w, feats, self.dyadic_resolution)
             goes_left = rule.side(Xc)
