@@ -57,6 +57,19 @@ experiment:
 """
 
 
+BROKEN = "pisetta2010_report_broken"  # an experiment whose config cannot be resolved (a dataset not written yet)
+BROKEN_YAML = f"""# @package _global_
+defaults:
+  - quickstart
+  - _self_
+
+experiment:
+  name: {BROKEN}
+  study: pisetta2010
+  datasets: [no_such_dataset_yet]
+"""
+
+
 def _invoke(*args: str) -> str:
     res = runner.invoke(app, list(args))
     assert res.exit_code == 0, res.output
@@ -70,6 +83,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     conf = root / "conf"
     shutil.copytree(REPO / "conf", conf)
     (conf / "experiment" / f"{PROBE}.yaml").write_text(PROBE_YAML)
+    (conf / "experiment" / f"{BROKEN}.yaml").write_text(BROKEN_YAML)
     experiments = root / "experiments"
     shutil.copytree(REPO / "experiments", experiments)
     table = experiments / "zirakiza2013" / "published" / "table7_1.csv"
@@ -147,6 +161,14 @@ def test_a_new_experiment_of_a_registered_study_appears_without_code_change(site
     assert "Test risk of the three weighted votes of one forest" in page  # its table, from quickstart's config
     assert "18 done, 0 failed of 18 planned runs" in _text(page)
     assert "Friedman" in page  # 3 learners on 2 datasets
+
+
+def test_an_experiment_that_cannot_be_resolved_is_shown_with_its_error(site):
+    page = _text(_page(site, "pisetta2010.html"))
+    assert f"Experiment {BROKEN} Its config cannot be resolved, so it is left out of this report:" in page
+    assert "no_such_dataset_yet" in page and f"forestlab config experiment={BROKEN}" in page
+    index = _text(_page(site, "index.html"))
+    assert "(1 cannot be resolved)" in index
 
 
 def test_report_site_code_names_no_study():

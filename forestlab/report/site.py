@@ -195,13 +195,23 @@ class ExperimentView:
 
 
 @dataclass(frozen=True)
-class BrokenExperiment:
-    """An experiment whose config cannot be resolved (a dataset or learner still being written, say): shown with
-    its error, never a reason to stop the report."""
+class ExperimentPart:
+    """One experiment as the pages need it, rendered: what the index and its study's page count, its section of
+    HTML and its entry in the page's contents (plain values: the results it was read from are let go). An
+    experiment whose config cannot be resolved (a dataset or learner still being written, say) has only its name,
+    study and ``error``: it is shown with its error, never a reason to stop the report."""
 
     name: str
     study: str | None
-    error: str
+    has_plan: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+    runs: prov.RunsProvenance = field(default_factory=lambda: prov.RunsProvenance({}, None, None))
+    config_hash: str = ""
+    agreement: Agreement = field(default_factory=Agreement)
+    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    html: str = ""
+    toc: str = ""
+    error: str = ""
 
 
 @dataclass
@@ -209,8 +219,16 @@ class StudyView:
     key: str
     title: str
     readme: Path | None
-    experiments: list[ExperimentView]
-    broken: list[BrokenExperiment] = field(default_factory=list)
+    parts: list[ExperimentPart]
+
+    @property
+    def experiments(self) -> list[ExperimentPart]:
+        """The experiments that resolved."""
+        return [p for p in self.parts if not p.error]
+
+    @property
+    def broken(self) -> list[ExperimentPart]:
+        return [p for p in self.parts if p.error]
 
     @property
     def page(self) -> str:
@@ -226,7 +244,7 @@ class StudyView:
     def verdicts(self) -> dict[str, int]:
         out = dict.fromkeys(VERDICTS, 0)
         for e in self.experiments:
-            for k, v in e.verdicts().items():
+            for k, v in e.verdicts.items():
                 out[k] += v
         return out
 
@@ -234,7 +252,7 @@ class StudyView:
         out = {"planned": 0, "done": 0, "failed": 0, "pending": 0}
         for e in self.experiments:
             for k in out:
-                out[k] += int(e.res.counts.get(k, 0))
+                out[k] += int(e.counts.get(k, 0))
         return out
 
     @property
@@ -458,6 +476,20 @@ def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
         what = " ".join(diffs) or "other dataset, learner or protocol settings"
         out.append(f"{what} (recorded {prov.fmt_time(row.recorded_at)})")
     return out[:5]
+
+
+def experiment_part(name: str, overrides: Sequence[str], site: Path) -> ExperimentPart:
+    """Read experiment ``name`` (resolved with ``overrides``) from the store and render it."""
+    from forestlab.config import load_experiment
+
+    try:
+        exp = load_experiment([f"experiment={name}", *overrides])
+    except ForestlabError as exc:
+        return ExperimentPart(name, _declared_study(name), error=str(exc))
+    view = experiment_view(exp, overrides, site)
+    return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan, counts=dict(view.res.counts),
+                          runs=view.runs, config_hash=view.config_hash, agreement=view.agreement,
+                          verdicts=view.verdicts(), html=_experiment_html(view), toc=_toc_entry(view))
 
 
 def _readme_path(study: str | None) -> Path | None:
@@ -763,7 +795,7 @@ def _experiment_html(ev: ExperimentView) -> str:
     return "".join(out)
 
 
-def _broken_html(b: BrokenExperiment) -> str:
+def _broken_html(b: ExperimentPart) -> str:
     return (f'<section class="experiment" id="{esc(_slug(b.name))}"><h2>Experiment <code>{esc(b.name)}</code></h2>'
             f'<p class="error">Its config cannot be resolved, so it is left out of this report: {esc(b.error)}</p>'
             f"<p class=\"muted\">See it with <code>forestlab config experiment={esc(b.name)}</code>.</p></section>")
@@ -783,16 +815,19 @@ def _study_summary(study: StudyView) -> str:
             f"<li>Runs: {esc(_runs_text(counts))}; last run {esc(prov.fmt_time(study.last_run))}</li></ul>")
 
 
+def _toc_entry(ev: ExperimentView) -> str:
+    items = "".join(f'<li><a href="#{esc(_slug(ev.name))}--{esc(_slug(t.name))}">{esc(t.title)}</a></li>'
+                    for t in ev.tables)
+    items += "".join(f'<li><a href="#{esc(_slug(ev.name))}--fig-{esc(_slug(str(f.spec["name"])))}">'
+                     f'{esc(f.spec.get("title", f.spec["name"]))}</a></li>' for f in ev.figures)
+    return (f'<li><a href="#{esc(_slug(ev.name))}"><code>{esc(ev.name)}</code></a>'
+            + (f"<ul>{items}</ul>" if items else "") + "</li>")
+
+
 def _study_page(study: StudyView, footer: str, smoke: bool) -> str:
     toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> (cannot be resolved)</li>'
            for b in study.broken]
-    for ev in study.experiments:
-        items = "".join(f'<li><a href="#{esc(_slug(ev.name))}--{esc(_slug(t.name))}">{esc(t.title)}</a></li>'
-                        for t in ev.tables)
-        items += "".join(f'<li><a href="#{esc(_slug(ev.name))}--fig-{esc(_slug(str(f.spec["name"])))}">'
-                         f'{esc(f.spec.get("title", f.spec["name"]))}</a></li>' for f in ev.figures)
-        toc.append(f'<li><a href="#{esc(_slug(ev.name))}"><code>{esc(ev.name)}</code></a>'
-                   + (f"<ul>{items}</ul>" if items else "") + "</li>")
+    toc += [ev.toc for ev in study.experiments]
     choices = readme.choices(study.readme) if study.readme else []
     if study.readme:
         toc.append('<li><a href="#protocol-choices">Protocol choices and ambiguities</a></li>')
@@ -813,7 +848,7 @@ def _study_page(study: StudyView, footer: str, smoke: bool) -> str:
     for b in study.broken:
         body.append(_broken_html(b))
     for ev in study.experiments:
-        body.append(_experiment_html(ev))
+        body.append(ev.html)
     if study.readme:
         body.append('<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2>'
                     f'<p class="muted">From <code>experiments/{esc(study.key)}/README.md</code>.</p>')
@@ -852,7 +887,7 @@ def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint
     return _page("forestlab reproduction report", body, smoke=smoke, footer=footer)
 
 
-def _footer(generated: float, overrides: Sequence[str], views: Iterable[ExperimentView]) -> str:
+def _footer(generated: float, overrides: Sequence[str], views: Iterable[ExperimentPart]) -> str:
     from forestlab import __version__
 
     views = list(views)
@@ -861,7 +896,7 @@ def _footer(generated: float, overrides: Sequence[str], views: Iterable[Experime
     last = [v.runs.last for v in views if v.runs.last is not None]
     for v in views:
         for k in counts:
-            counts[k] += int(v.res.counts.get(k, 0))
+            counts[k] += int(v.counts.get(k, 0))
     packages = ", ".join(f"{k} {v}" for k, v in prov.package_versions().items())
     hashes = ", ".join(f"{v.name} {v.config_hash[:12]}" for v in views)
     rows = [("forestlab", f"{__version__}, commit {prov.git_commit()}"),
@@ -888,26 +923,16 @@ def site_dir(experiment: Any) -> Path:
     return root / ("report-smoke" if experiment.smoke else "report")
 
 
-def load_experiments(overrides: Sequence[str]) -> tuple[list[Any], list[BrokenExperiment]]:
-    """Every registered experiment resolved with ``overrides`` (which must apply to all of them), and those whose
-    config cannot be resolved, with their error. Overrides that no experiment accepts are the user's error (the
-    first one's message is raised)."""
-    from forestlab.config import list_options, load_experiment
+def _check_overrides(overrides: Sequence[str]) -> Any:
+    """The default experiment resolved with ``overrides`` (where the report goes, whether these are smoke runs,
+    how many workers): a bad override is the user's error, said before anything is read."""
+    from forestlab.config import load_experiment
 
     chosen = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") in ("experiment", "dataset", "algorithm")]
     if chosen:
         raise ConfigError(f"the report covers every experiment: '{chosen[0]}' cannot be given to it (give "
                           "overrides that apply to every experiment, such as seeds=3)")
-    loaded, broken, first_error = [], [], None
-    for name in list_options("experiments"):
-        try:
-            loaded.append(load_experiment([f"experiment={name}", *overrides]))
-        except ForestlabError as exc:
-            first_error = first_error or exc
-            broken.append(BrokenExperiment(name, _declared_study(name), str(exc)))
-    if not loaded and first_error is not None:
-        raise first_error
-    return loaded, broken
+    return load_experiment(list(overrides))
 
 
 def _declared_study(name: str) -> str | None:
@@ -924,19 +949,16 @@ def _declared_study(name: str) -> str | None:
     return str(study) if study else None
 
 
-def gather(experiments: Sequence[Any], broken: Sequence[BrokenExperiment], overrides: Sequence[str],
-           site: Path) -> list[StudyView]:
+def gather(parts: Sequence[ExperimentPart]) -> list[StudyView]:
     """One :class:`StudyView` per registered study (by key), then one for the experiments without a study that
     have a recorded plan (or a config that cannot be resolved)."""
     from forestlab.studies import STUDIES
 
-    views = [experiment_view(exp, overrides, site) for exp in experiments]
-    studies = [StudyView(key, STUDIES[key].title, _readme_path(key), [v for v in views if v.exp.study == key],
-                         [b for b in broken if b.study == key]) for key in sorted(STUDIES)]
-    others = [v for v in views if v.exp.study not in STUDIES and v.has_plan]
-    other_broken = [b for b in broken if b.study not in STUDIES]
-    if others or other_broken:
-        studies.append(StudyView(OTHER, "Experiments without a study", None, others, other_broken))
+    studies = [StudyView(key, STUDIES[key].title, _readme_path(key), [p for p in parts if p.study == key])
+               for key in sorted(STUDIES)]
+    others = [p for p in parts if p.study not in STUDIES and (p.has_plan or p.error)]
+    if others:
+        studies.append(StudyView(OTHER, "Experiments without a study", None, others))
     return studies
 
 
@@ -946,13 +968,15 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
     The site is written to a fresh folder beside ``out`` (default :func:`site_dir`) and moved into place when
     complete, so a reader never sees half a report and files of an older report never linger.
     """
+    from forestlab.config import list_options
+
     t0 = time.perf_counter()
     overrides = [str(o) for o in overrides]
-    experiments, broken = load_experiments(overrides)
-    if not experiments:
+    base = _check_overrides(overrides)
+    names = list_options("experiments")
+    if not names:
         raise ConfigError("no experiment is registered (conf/experiment/ is empty)")
-    target = out or site_dir(experiments[0])
-    smoke = bool(experiments[0].smoke)
+    target = out or site_dir(base)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
@@ -965,13 +989,16 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
         for asset in ASSETS.iterdir():
             if asset.is_file():
                 shutil.copyfile(asset, tmp / "assets" / asset.name)
-        studies = gather(experiments, broken, overrides, tmp)
-        footer = _footer(time.time(), overrides, [e for s in studies for e in s.experiments])
+        # one experiment after the other: worker processes were slower (each pays the imports and the config
+        # tree again) on the 2-core machines this runs on
+        parts = [experiment_part(name, overrides, tmp) for name in names]
+        studies = gather(parts)
+        footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
-            (tmp / study.page).write_text(_study_page(study, footer, smoke), encoding="utf-8")
+            (tmp / study.page).write_text(_study_page(study, footer, base.smoke), encoding="utf-8")
         hint = (f"Built by <code>{esc(shlex.join(['forestlab', 'report', *overrides]))}</code> in "
                 f"{time.perf_counter() - t0:.1f} s from the store; no run was recomputed.")
-        (tmp / "index.html").write_text(_index_page(studies, footer, smoke, hint), encoding="utf-8")
+        (tmp / "index.html").write_text(_index_page(studies, footer, base.smoke, hint), encoding="utf-8")
         old = target.parent / f".{target.name}.old-{os.getpid()}"
         if target.exists():
             target.rename(old)
