@@ -429,13 +429,17 @@ def _claims(view: ExperimentView) -> None:
         view.claims = [ClaimView(n, "NOT TESTED", evidence="could not be judged (see above)") for n in names]
 
 
-def experiment_view(exp: Any, overrides: Sequence[str], site: Path) -> ExperimentView:
+def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
+                    arrays: dict[str, dict[str, Any]] | None = None) -> ExperimentView:
     """Everything the report shows about one experiment (its tables' CD diagrams and its figures are written
-    under ``site``)."""
+    under ``site``). ``arrays``, a cache of stored arrays by run key, may be shared by the experiments of one
+    report: a run's key decides its arrays, and experiments share runs (Figs 4.1 and 4.2 read the same 600)."""
     from forestlab.report import experiment_results
     from forestlab.studies import STUDIES
 
     res = experiment_results(exp)
+    if arrays is not None:
+        res._arrays = arrays
     ov = list(overrides)
     view = ExperimentView(exp=exp, res=res, overrides=ov, runs=prov.runs_provenance(res, exp.plan_id),
                           config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))
@@ -478,15 +482,17 @@ def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
     return out[:5]
 
 
-def experiment_part(name: str, overrides: Sequence[str], site: Path) -> ExperimentPart:
-    """Read experiment ``name`` (resolved with ``overrides``) from the store and render it."""
+def experiment_part(name: str, overrides: Sequence[str], site: Path,
+                    arrays: dict[str, dict[str, Any]] | None = None) -> ExperimentPart:
+    """Read experiment ``name`` (resolved with ``overrides``) from the store and render it (``arrays``: see
+    :func:`experiment_view`)."""
     from forestlab.config import load_experiment
 
     try:
         exp = load_experiment([f"experiment={name}", *overrides])
     except ForestlabError as exc:
         return ExperimentPart(name, _declared_study(name), error=str(exc))
-    view = experiment_view(exp, overrides, site)
+    view = experiment_view(exp, overrides, site, arrays)
     return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan, counts=dict(view.res.counts),
                           runs=view.runs, config_hash=view.config_hash, agreement=view.agreement,
                           verdicts=view.verdicts(), html=_experiment_html(view), toc=_toc_entry(view))
@@ -991,7 +997,8 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
                 shutil.copyfile(asset, tmp / "assets" / asset.name)
         # one experiment after the other: worker processes were slower (each pays the imports and the config
         # tree again) on the 2-core machines this runs on
-        parts = [experiment_part(name, overrides, tmp) for name in names]
+        arrays: dict[str, dict[str, Any]] = {}
+        parts = [experiment_part(name, overrides, tmp, arrays) for name in names]
         studies = gather(parts)
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
