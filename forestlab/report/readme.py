@@ -83,6 +83,11 @@ def _is_web(href: str) -> bool:
     return bool(re.match(r"^(https?:|mailto:)", href))
 
 
+def inline_html(markdown: str) -> str:
+    """HTML of one line of Markdown (a heading's text: `code`, emphasis), raw HTML escaped."""
+    return _parser().renderInline(markdown)
+
+
 def to_html(markdown: str, *, shift: int = 0) -> str:
     """HTML of ``markdown``, headings ``shift`` levels deeper (at most h6); raw HTML is escaped; a link to anything
     but the web becomes its text with the target as a tooltip (the site must have no broken link)."""

@@ -141,7 +141,7 @@ class FigureView:
     image: str | None  # relative to the site root
     pdf: str | None
     drawn_at: float | None
-    original_title: str
+    original_title: str  # HTML
     original_html: str
 
 
@@ -397,7 +397,7 @@ def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: P
     else:
         sec = readme.figure_section(study_readme, exp.name) if study_readme else None
         if sec is not None:
-            title = f"From the study's README: {sec.title}"
+            title = f"From the study's README: {readme.inline_html(sec.title)}"
             body = readme.to_html(sec.markdown, shift=max(0, 4 - sec.level))
         elif res.study:
             title = "The original"
@@ -731,7 +731,7 @@ def _figure_html(ev: ExperimentView, fv: FigureView) -> str:
                   f"Draw it with:</p>{_cmd(ev.commands.figures)}</div>")
     return (f'<section class="figure" id="{esc(_slug(ev.name))}--fig-{esc(_slug(name))}"><h3>{esc(title)}</h3>'
             f'<div class="side-by-side"><div class="fig">{figure}</div><div class="original"><h4>'
-            f"{esc(fv.original_title)}</h4>{fv.original_html}</div></div></section>")
+            f"{fv.original_title}</h4>{fv.original_html}</div></div></section>")
 
 
 def _claims_html(ev: ExperimentView) -> str:
@@ -860,7 +860,8 @@ def _study_page(study: StudyView, footer: str, smoke: bool) -> str:
                     f'<p class="muted">From <code>experiments/{esc(study.key)}/README.md</code>.</p>')
         if choices:
             for sec in choices:
-                body.append(f'<h3>{esc(sec.title)}</h3>{readme.to_html(sec.markdown, shift=max(0, 3 - sec.level))}')
+                body.append(f"<h3>{readme.inline_html(sec.title)}</h3>"
+                            f"{readme.to_html(sec.markdown, shift=max(0, 3 - sec.level))}")
         else:
             body.append('<p class="placeholder">The README has no section on protocol choices or ambiguities.</p>')
         body.append("</section>")
