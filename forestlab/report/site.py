@@ -108,6 +108,8 @@ class Agreement:
 
 @dataclass
 class FriedmanView:
+    """One Friedman/Nemenyi comparison of a table: its result and diagram, or why there is none."""
+
     comparison: Any
     result: Any = None  # FriedmanResult or None
     image: str | None = None  # path relative to the site root
@@ -116,6 +118,9 @@ class FriedmanView:
 
 @dataclass
 class TableView:
+    """One table of an experiment: reproduced (as `forestlab tables` shows it), published beside it, the paired
+    tests and the comparisons across datasets; each part that cannot be built says why instead."""
+
     spec: dict[str, Any]
     reproduced: pd.DataFrame | None = None
     reproduced_error: str = ""
@@ -137,6 +142,8 @@ class TableView:
 
 @dataclass
 class FigureView:
+    """One figure: where its copy in the site is (None: not drawn yet) and the description of the original."""
+
     spec: dict[str, Any]
     image: str | None  # relative to the site root
     pdf: str | None
@@ -147,6 +154,8 @@ class FigureView:
 
 @dataclass
 class ClaimView:
+    """One claim as judged on the experiment's runs."""
+
     name: str
     verdict: str
     claim: str = ""
@@ -156,6 +165,8 @@ class ClaimView:
 
 @dataclass
 class ExperimentView:
+    """Everything the report shows about one experiment, with the results it was read from."""
+
     exp: Any
     res: ExperimentResults
     overrides: list[str]
@@ -216,6 +227,8 @@ class ExperimentPart:
 
 @dataclass
 class StudyView:
+    """One page of the site: a registered study (or the experiments without one) and its experiments."""
+
     key: str
     title: str
     readme: Path | None
