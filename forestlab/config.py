@@ -13,7 +13,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -480,6 +480,7 @@ def _validate(cfg: DictConfig) -> Experiment:
     experiment = resolve(cfg)
     check_keys(cfg, experiment)
     check_tasks(experiment)
+    check_choices(experiment)
     for alg in experiment.algorithms:
         if alg.grid and alg.selection["kind"] == "none":
             raise ConfigError(f"algorithm '{alg.name}' has a grid ({', '.join(alg.grid)}) but no model selection, so "
@@ -650,7 +651,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
               "log_max_bytes", "log_backup_count"),
     "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees"),
-    "experiment": ("name", "study", "description", "datasets", "algorithms", "params", "tables", "figures",
+    "experiment": ("name", "study", "description", "datasets", "algorithms", "params", "choices", "tables", "figures",
                    "claims"),
 }
 # Sections whose keys are the user's own (parameter names), checked against what reads them elsewhere.
@@ -782,6 +783,46 @@ def check_group_lists(overrides: Sequence[str]) -> None:
             plural = {"dataset": "datasets", "algorithm": "algorithms"}.get(key)
             hint = (f"; to run several, write 'experiment.{plural}={value.strip()}'" if plural else "")
             raise ConfigError(f"{key}= takes one option name, got the list {value.strip()}{hint}")
+
+
+def check_choices(experiment: Experiment) -> None:
+    """``experiment.choices`` (see :meth:`forestlab.results.ExperimentResults.with_choices`): each a mapping with a
+    new ``name``, candidates ``among`` and guides ``by`` (as many, default the candidates) from the experiment's
+    algorithms, and a known ``metric``; a one-line ConfigError otherwise."""
+    from forestlab.metrics import direction
+
+    choices = experiment.spec.get("choices")
+    if choices is None:
+        return
+    if not isinstance(choices, list):
+        raise ConfigError(f"experiment.choices must be a list of mappings {{name, among, by, metric}}, got {choices!r}")
+    names = [a.name for a in experiment.algorithms]
+    seen: set[str] = set()
+    for choice in choices:
+        if not isinstance(choice, Mapping):
+            raise ConfigError(f"experiment.choices: each choice is a mapping {{name, among, by, metric}}, got "
+                              f"{choice!r}")
+        unknown = sorted(set(choice) - {"name", "among", "by", "metric"})
+        if unknown:
+            raise ConfigError(f"experiment.choices: '{unknown[0]}' is not a choice setting (valid: name, among, by, "
+                              "metric)")
+        name = choice.get("name")
+        if not isinstance(name, str) or not name or name in names or name in seen:
+            raise ConfigError(f"experiment.choices: name {name!r} must be a new name (not an algorithm of the "
+                              "experiment, nor another choice's)")
+        seen.add(name)
+        among, by = choice.get("among"), choice.get("by") or choice.get("among")
+        for key, value in (("among", among), ("by", by)):
+            if not isinstance(value, list) or len(value) < 2 or any(v not in names for v in value):
+                raise ConfigError(f"experiment.choices {name}: {key} must list at least two of the experiment's "
+                                  f"algorithms ({', '.join(names)}), got {value!r}")
+        if len(by) != len(among):
+            raise ConfigError(f"experiment.choices {name}: by must pair one guide with each candidate of among "
+                              f"({len(among)}), got {len(by)}")
+        metric = choice.get("metric")
+        if not isinstance(metric, str) or direction(metric) is None:
+            raise ConfigError(f"experiment.choices {name}: metric {metric!r} is not a stored metric with a "
+                              "direction (e.g. test_auc)")
 
 
 def check_tasks(experiment: Experiment) -> None:

@@ -254,6 +254,50 @@ class ExperimentResults:
         out._rep_map = list(draw)  # type: ignore[attr-defined]
         return out
 
+    def with_choices(self, choices: Sequence[Mapping[str, Any]]) -> ExperimentResults:
+        """These results with one more algorithm per choice: on each dataset, the runs of the candidate whose guide
+        has the best mean ``metric`` (a study's choice after the fact, on the test folds: optimistic).
+
+        A choice is ``{name, among: [algorithms], by: [algorithms] (default: among), metric}``: on each dataset,
+        ``k = argmax_k mean(metric of by[k])`` (direction of the metric honoured, the first on ties) and ``name``'s
+        runs are those of ``among[k]``, e.g. depecker2010 keeps for Bagg_SVM the kernel that TRK_SVM did better
+        with. The chosen candidate of each dataset is recorded in ``chosen[name]``.
+        """
+        from forestlab.metrics import direction
+
+        if not choices:
+            return self
+        runs, planned, chosen = [self.runs], [self.planned], dict(getattr(self, "chosen", {}))
+        for choice in choices:
+            name, among = str(choice["name"]), [str(a) for a in choice["among"]]
+            by = [str(a) for a in (choice.get("by") or among)]
+            metric = str(choice["metric"])
+            higher = direction(metric) is not False
+            picks: dict[str, str] = {}
+            for dataset in self.datasets:
+                means = []
+                for guide in by:
+                    v = self.values(guide, metric, dataset)["value"].to_numpy(dtype=float)
+                    v = v[np.isfinite(v)]
+                    means.append(v.mean() if v.size else np.nan)
+                if not np.isfinite(means).any():
+                    continue
+                scores = np.where(np.isfinite(means), means, -np.inf if higher else np.inf)
+                k = int(np.argmax(scores) if higher else np.argmin(scores))
+                picks[dataset] = among[k]
+            chosen[name] = picks
+            for source, frame in (("runs", self.runs), ("planned", self.planned)):
+                rows = [frame[(frame["algorithm"] == alg) & (frame["dataset"] == d)] for d, alg in picks.items()]
+                rows = [r.assign(algorithm=name) for r in rows if len(r)]
+                if rows:
+                    (runs if source == "runs" else planned).append(pd.concat(rows))
+        out = replace(self, runs=pd.concat(runs, ignore_index=True), planned=pd.concat(planned, ignore_index=True),
+                      _arrays=self._arrays)
+        for cached in ("datasets", "algorithms", "_rows_cache"):
+            out.__dict__.pop(cached, None)
+        out.__dict__["chosen"] = chosen
+        return out
+
     def only_datasets(self, datasets: Sequence[str]) -> ExperimentResults:
         """A view of these results restricted to some of the planned datasets (a figure about a few of them).
 
@@ -310,7 +354,8 @@ def _report_spec(experiment: Any) -> dict[str, Any]:
     them optimistic)."""
     spec = dict(experiment.spec)
     spec["optimistic_algorithms"] = [a.name for a in getattr(experiment, "algorithms", ())
-                                     if a.selection.get("kind") == "test"]
+                                     if a.selection.get("kind") == "test"] + \
+        [str(c["name"]) for c in spec.get("choices") or []]  # chosen after the fact on the test folds
     return spec
 
 
@@ -358,7 +403,7 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
         runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
         seed=experiment.seed, seeds=experiment.seeds, counts=counts,
         last_finished=float(records["finished_at"].max()) if len(records) else None,
-        arrays_loader=load)
+        arrays_loader=load).with_choices(list(experiment.spec.get("choices") or []))
 
     def sibling(name: str) -> ExperimentResults | None:
         with Store(results_dir, readonly=True) as store:

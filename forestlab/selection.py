@@ -11,14 +11,17 @@ A protocol's ``selection`` names how (:func:`selection_spec` normalises and vali
 ``cv``
     Inner stratified k-fold cross-validation on the training part only: each grid point is scored by the mean over
     the inner folds of ``metric``, the best is kept (honouring the metric's direction, the first on ties) and refitted
-    on the whole training part.
+    on the whole training part. With ``proxy`` (parameter overrides), the inner folds score a cheaper stand-in of
+    each grid point: ``proxy: {n_estimators: 1, bootstrap: false}`` chooses a ranking forest's SVM kernel by the
+    inner AUC of one tree, as depecker2010 chooses it by TRK_SVM's, and only the chosen forest is grown.
 ``test``
     **Optimistic**: every grid point is fitted on the training part and scored on the *test* set, and the best test
     result is kept, as depecker2010 does for the SVM kernel and RankRLS's lambda ("best test result kept"). The test
     set then takes part in the choice, so the reported test metric is biased upwards: tables must label such cells
     (:func:`is_optimistic`; the run's arrays carry ``selection_optimistic``).
 
-The spec is a mapping ``{kind: none|oob|cv|test, metric: <a name of forestlab.metrics.METRICS>, folds: 5}``; the
+The spec is a mapping ``{kind: none|oob|cv|test, metric: <a name of forestlab.metrics.METRICS>, folds: 5}`` (and
+``proxy`` for ``cv``); the
 strings ``none`` and ``oob`` are accepted as shorthands (``cv`` and ``test`` need a metric, so they need a mapping).
 """
 
@@ -38,7 +41,7 @@ __all__ = ["SELECTION_KINDS", "is_optimistic", "select_and_fit", "selection_spec
 SELECTION_KINDS = ("none", "oob", "cv", "test")
 
 DEFAULT_FOLDS = 5
-_KEYS = ("kind", "metric", "folds")
+_KEYS = ("kind", "metric", "folds", "proxy")
 
 
 def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -77,6 +80,9 @@ def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
     folds = selection.get("folds")
     if kind == "none":
         return {"kind": "none", "metric": None, "folds": None}
+    if selection.get("proxy") is not None and kind != "cv":
+        raise ConfigError(f"protocol.selection.proxy is for kind cv (inner folds scored with a cheaper stand-in), "
+                          f"not kind {kind}")
     if kind == "oob":
         if metric not in (None, "risk"):
             raise ConfigError(f"protocol.selection kind oob compares out-of-bag errors (metric risk), not "
@@ -94,7 +100,14 @@ def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
     folds = DEFAULT_FOLDS if folds is None else folds
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
         raise ConfigError(f"protocol.selection.folds must be an integer >= 2, got {folds!r}")
-    return {"kind": "cv", "metric": metric, "folds": int(folds)}
+    out = {"kind": "cv", "metric": metric, "folds": int(folds)}
+    proxy = selection.get("proxy")
+    if proxy is not None:  # only when given: the spec of every other selection (and its runs' keys) is unchanged
+        if not isinstance(proxy, Mapping) or not proxy or not all(isinstance(k, str) for k in proxy):
+            raise ConfigError(f"protocol.selection.proxy must be a non-empty mapping of parameter overrides, got "
+                              f"{proxy!r}")
+        out["proxy"] = {str(k): proxy[k] for k in sorted(proxy)}
+    return out
 
 
 def is_optimistic(selection: Mapping[str, Any] | str | None) -> bool:
@@ -238,10 +251,11 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
                                f"{counts.min()} training points, fewer than the folds")
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=derive_seed("inner-cv", random_state))
         inner = list(splitter.split(np.zeros(len(y_train)), y_train))
+        proxy = dict(spec.get("proxy") or {})
         means = []
         for point in points:
-            fold_scores = [_evaluate(fit(point, X_train[tr], y_train[tr]), metric.name, X_train[va], y_train[va])
-                           for tr, va in inner]
+            fold_scores = [_evaluate(fit({**point, **proxy}, X_train[tr], y_train[tr]), metric.name, X_train[va],
+                                     y_train[va]) for tr, va in inner]
             means.append(float(np.mean(fold_scores)))
         i = _best(means, metric.greater_is_better)
         return fit(points[i], X_train, y_train), dict(points[i]), {"selection_cv_score": np.asarray(means)}

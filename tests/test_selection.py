@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import ParameterGrid, StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
@@ -248,3 +248,28 @@ def test_selection_spec_normalises():
 def test_selection_spec_rejects(selection, message):
     with pytest.raises(ConfigError, match=message):
         selection_spec(selection)
+
+
+def test_cv_selection_with_a_proxy_scores_a_stand_in_and_fits_only_the_choice():
+    from forestlab.learners import RankingForest
+    from forestlab.learners._cache import FitCache
+
+    X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    y = np.where(y == 1, 1, -1)
+    cache = FitCache()
+    spec = {"kind": "cv", "metric": "auc", "folds": 3, "proxy": {"n_estimators": 1, "bootstrap": False}}
+    est, chosen, arrays = select_and_fit(RankingForest, {"n_estimators": 3, "min_samples_split": 10},
+                                         {"max_depth": [1, 3]}, spec, X, y, random_state=0, cache=cache,
+                                         task="ranker")
+    sizes = sorted(e.n_estimators for e in cache._fitted.values())
+    assert sizes == [1] * 6 + [3]  # 2 grid points x 3 inner folds of one tree, then the chosen forest only
+    assert est.n_estimators == 3 and est.max_depth == chosen["max_depth"]
+    assert arrays["selection_cv_score"].shape == (2,)
+
+
+def test_selection_proxy_errors():
+    assert "proxy" not in selection_spec({"kind": "cv", "metric": "auc"})
+    with pytest.raises(ConfigError, match="proxy is for kind cv"):
+        selection_spec({"kind": "test", "metric": "auc", "proxy": {"n_estimators": 1}})
+    with pytest.raises(ConfigError, match="non-empty mapping"):
+        selection_spec({"kind": "cv", "metric": "auc", "proxy": []})

@@ -33,14 +33,21 @@ def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFra
     """One row per published number that the experiment reproduces (same dataset, algorithm and metric).
 
     A cell ``{algorithm, measure}`` (a statistic over all the runs of the cell, e.g. the instability) is compared
-    as one number (``n`` = 1, no spread). A published value left empty (a number lost in the source, e.g. to OCR)
-    gives a row with ``published`` NaN and the file's ``note``: shown, never judged.
+    as one number (``n`` = 1, no spread). A cell's ``published_as`` / ``published_metric`` name the published
+    algorithm / metric it stands for when the names differ (the kernel chosen as the study chose it; one reading
+    of a metric the study leaves ambiguous). A
+    published value left empty (a number lost in the source, e.g. to OCR) gives a row with ``published`` NaN and
+    the file's ``note``: shown, never judged.
     """
     from forestlab.report.tables import measure_value
 
     published = read_published(res.study, spec["published"])
-    wanted = {(str(c["algorithm"]), str(c["metric"])) for c in spec["cells"] if "metric" in c}
-    measures = {(str(c["algorithm"]), str(c["measure"])): c for c in spec["cells"] if "measure" in c}
+
+    def published_key(c: dict[str, Any], what: str) -> tuple[str, str]:
+        return str(c.get("published_as", c["algorithm"])), str(c.get("published_metric", c[what]))
+
+    wanted = {published_key(c, "metric"): c for c in spec["cells"] if "metric" in c}
+    measures = {published_key(c, "measure"): c for c in spec["cells"] if "measure" in c}
     rows = []
     for _, p in published.iterrows():
         key = (p["algorithm"], p["metric"])
@@ -50,7 +57,9 @@ def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFra
             value = measure_value(res, measures[key], p["dataset"])
             mean, std, n = value, float("nan"), int(not math.isnan(value))
         else:
-            mean, std, n = summarise(res.values(p["algorithm"], p["metric"], p["dataset"])["value"].to_numpy())
+            cell = wanted[key]
+            mean, std, n = summarise(res.values(str(cell["algorithm"]), str(cell["metric"]),
+                                                p["dataset"])["value"].to_numpy())
         pub = pd.to_numeric(p["value"], errors="coerce")
         pub = float("nan") if pd.isna(pub) else float(pub)
         diff = mean - pub if n else float("nan")
