@@ -1,0 +1,71 @@
+"""depecker2010 experiments: their wall times and the time per fit of each algorithm, read from the run store.
+
+The experiments take minutes to hours, so `make bench` does not rerun them: it reads what the last
+`forestlab run experiment=<name>` recorded in the store (each run's finishing time and its own timings). The wall
+time is from the start of the earliest run (its finishing time minus its duration) to the finish of the latest, over
+the runs of the latest plan of the experiment; it includes whatever else the machine was doing then (so it is an
+upper bound of the experiment's own time). Targets (issue 12): depecker2010_table4_2 within 30 minutes and
+depecker2010_table_a1 within 2 hours on 2 cores.
+
+    python tests/benchmarks/bench_depecker.py [--results results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+EXPERIMENTS = {"depecker2010_table4_2": 30 * 60, "depecker2010_table_a1": 2 * 3600, "depecker2010_toys": None}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def experiment_times(results_dir: Path, name: str) -> dict | None:
+    """Runs, wall time and seconds per fit by algorithm of the latest plan of ``name`` (None without runs)."""
+    from forestlab.store import Store
+
+    with Store(results_dir, readonly=True) as store:
+        plans = store.plans(name)  # newest first
+        mine = plans[~plans["smoke"]] if len(plans) else plans
+        if not len(mine):
+            return None
+        plan = store.plan(mine["plan_id"].iloc[0])
+        records = store.records(plan["runs"]["key"].tolist())
+    done = records[records["status"] == "done"]
+    if not len(done):
+        return None
+    total = np.array([t.get("total", 0.0) for t in done["timings"]], dtype=float)
+    fit = np.array([t.get("fit_evaluate", 0.0) for t in done["timings"]], dtype=float)
+    finished = done["finished_at"].to_numpy(dtype=float)
+    wall = float(finished.max() - (finished - total).min())
+    per_algorithm = {a: round(float(fit[(done["algorithm"] == a).to_numpy()].mean()), 3)
+                     for a in sorted(done["algorithm"].unique())}
+    return {"runs_done": int(len(done)), "runs_planned": int(len(plan["runs"])), "wall_s": round(wall, 1),
+            "wall_min": round(wall / 60, 1), "cpu_s_in_runs": round(float(total.sum()), 1),
+            "fit_s_by_algorithm": per_algorithm}
+
+
+def run(out: dict, results_dir: Path = ROOT / "results") -> None:
+    """Fill ``out["depecker2010_experiments"]`` from the store in ``results_dir``."""
+    section: dict = {}
+    for name, target in EXPERIMENTS.items():
+        times = experiment_times(results_dir, name)
+        if times is None:
+            section[name] = "no runs stored: run `forestlab run experiment=" + name + " launcher.n_jobs=2` first"
+            continue
+        if target is not None:
+            times["target_s"] = target
+            times["within_target"] = bool(times["wall_s"] <= target and times["runs_done"] == times["runs_planned"])
+        section[name] = times
+    out["depecker2010_experiments"] = section
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    args = parser.parse_args()
+    results: dict = {}
+    run(results, args.results)
+    print(json.dumps(results, indent=2))
