@@ -68,3 +68,34 @@ def test_treerank_grows_master_trees_of_hundreds_of_nodes():
     tree = TreeRank(leafrank="axis", min_samples_split=2, random_state=0).fit(X, y)
     assert tree.n_leaves_ > 300
     assert len(tree.tree_.children_left) == 2 * tree.n_leaves_ - 1
+
+
+def _toy_results(axis_croix: float, svm_croix: float, pruned_gap: float) -> ExperimentResults:
+    """trk_axis / trk_cart / trk_svm AUC-by-depth curves and pruned trees on unif2d and gauss_croix2d."""
+    rows, arrays = [], {}
+    plateau = {"unif2d": {"trk_axis": 0.735, "trk_cart": 0.73, "trk_svm": 0.73},
+               "gauss_croix2d": {"trk_axis": axis_croix, "trk_cart": (axis_croix + svm_croix) / 2,
+                                 "trk_svm": svm_croix}}
+    for d, algs in plateau.items():
+        for r in range(4):
+            for a, top in algs.items():
+                key = f"{d}-{a}-{r}"
+                rows.append({"dataset": d, "algorithm": a, "repetition": r, "key": key, "test_auc": top})
+                arrays[key] = {"test_auc": np.array([0.5, top - 0.05] + [top] * 9)}
+            for a in ("trk_cart_pruned", "trk_svm_pruned"):
+                best = algs[a.removesuffix("_pruned")]
+                rows.append({"dataset": d, "algorithm": a, "repetition": r, "key": f"{d}-{a}-{r}",
+                             "test_auc": best - pruned_gap, "n_leaves": 12.0, "full_n_leaves": 40.0})
+    info = {"unif2d": {"auc_star": 0.735}, "gauss_croix2d": {"auc_star": 0.993}}
+    return ExperimentResults.from_frame(pd.DataFrame(rows), arrays=arrays, study="depecker2010", datasets_info=info)
+
+
+def test_toys_claims():
+    names = ("toys_axis_tree_near_optimal_on_unif2d", "toys_svm_reaches_optimum_where_axis_saturates",
+             "toys_pruning_near_best")
+    good = _toy_results(axis_croix=0.91, svm_croix=0.986, pruned_gap=0.002)
+    assert [judge(n, good, n_resamples=10).verdict for n in names] == ["HOLDS"] * 3
+    bad = _toy_results(axis_croix=0.98, svm_croix=0.95, pruned_gap=0.05)
+    assert [judge(n, bad, n_resamples=10).verdict for n in names][1:] == ["DOES NOT HOLD"] * 2
+    empty = ExperimentResults.from_frame(pd.DataFrame(columns=["dataset", "algorithm", "repetition"]))
+    assert {judge(n, empty).verdict for n in names + ("fig4_3_bagging_narrows_envelopes",)} == {"NOT TESTED"}

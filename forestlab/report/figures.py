@@ -21,7 +21,8 @@ Kinds (``experiment.figures[i].kind``):
 - ``metric_by_depth``: one panel per dataset, a curve indexed by tree depth (test AUC of the tree cut at each depth)
   per algorithm, AUC* and marks for other algorithms (a pruned tree) (depecker2010 Figs 1.15d, 2.12, 3.6);
 - ``roc_at_depth``: one panel per dataset, the mean test ROC of each algorithm's trees cut at one depth, with ROC*;
-- ``partition_2d``: one row per 2-d dataset, the cells of each algorithm's tree (first run) at one depth.
+- ``partition_2d``: one row per 2-d dataset, the cells of each algorithm's tree (first run) at one depth;
+- ``optimal_roc``: one panel, the optimal ROC* of every generated dataset (depecker2010 Figs 4.4, 6.1).
 
 ROC curves are drawn with the dataset's optimal ROC* when its runs recorded one (generated problems). Any figure
 may name the ``datasets`` it draws (default: all of the experiment's).
@@ -544,10 +545,35 @@ def partition_2d(res: ExperimentResults, spec: dict[str, Any]):
     return fig
 
 
+def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel: the optimal ROC curve ROC* of each generated dataset of the experiment, as its runs recorded it
+    (depecker2010 Figs 4.4, 6.1)."""
+    import matplotlib.pyplot as plt
+
+    from forestlab.metrics import ROC_GRID
+
+    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    drawn = 0
+    for dataset in res.datasets:
+        info = res.datasets_info.get(dataset) or {}
+        if info.get("roc_star_tpr"):
+            ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), lw=1.5,
+                    label=f"{dataset} (AUC* {float(info['auc_star']):.3f})")
+            drawn += 1
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    ax.set_title("ROC*" if drawn else "ROC* [no runs of a generated problem yet]", fontsize=10)
+    if drawn:
+        ax.legend(fontsize=8, loc="lower right")
+    return _finish(fig, np.array([ax]), 1, spec)
+
+
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
          "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
-         "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d}
+         "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d,
+         "optimal_roc": optimal_roc}
 
 
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:

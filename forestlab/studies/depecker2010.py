@@ -10,6 +10,9 @@ the runs. Everything is computed on per-dataset means over the repetitions (trai
   (RF4, RF6) makes the AUC vary more than bagging does.
 - Table A.1 (``depecker2010_table_a1``): the SVM tree beats the CART tree, resampling helps CART, and randomised
   CART forests match the SVM-based bagging on the UCI data.
+- The 2-d toys (``depecker2010_toys``): axis-split TreeRank near-optimal on Unif2d, saturating on GaussCroix2d where
+  TRK_SVM reaches AUC*; pruning by cross-validation picks a near-best tree; bagging narrows the ROC envelopes
+  (``depecker2010_fig4_3``).
 
 Not reproduced: the Renault "brio" application (§7 item 8), whose data are proprietary. The split-step identity
 (§7 item 1) is a unit test of the learner (tests/test_treerank.py), not a claim on runs.
@@ -137,6 +140,98 @@ def table4_2_one_variable_varies(res: ExperimentResults) -> ClaimResult:
     ok = all(rf4[d] > bagg[d] and rf6[d] > bagg[d] for d in datasets)
     parts = "; ".join(f"{d}: std Bagg {bagg[d]:.4f}, RF4 {rf4[d]:.4f}, RF6 {rf6[d]:.4f}" for d in datasets)
     return ClaimResult(text, test, ok, parts)
+
+
+# -- the 2-d toys (Figs 1.14, 1.15, 2.12, 3.6) and the bagging envelopes (Fig. 4.3) ---------------------------------
+def _auc_star(res: ExperimentResults, dataset: str) -> float | None:
+    value = (res.datasets_info.get(dataset) or {}).get("auc_star")
+    return None if value is None else float(value)
+
+
+def _mean_curve(res: ExperimentResults, algorithm: str, dataset: str, name: str = "test_auc") -> np.ndarray:
+    curves = res.curve(algorithm, name, dataset)
+    return np.nanmean(curves, axis=0) if curves.size else np.empty(0)
+
+
+@claim("toys_axis_tree_near_optimal_on_unif2d")
+def toys_axis_tree_near_optimal_on_unif2d(res: ExperimentResults) -> ClaimResult:
+    text = ("With axis-parallel splits, TreeRank is near-optimal when the level sets of eta are axis-aligned: its "
+            "four cells on Unif2d give a test ROC close to ROC* (depecker2010 Fig. 1.14)")
+    test = ("mean test AUC of the axis-split tree cut at depth 2 (4 cells) within 0.03 of AUC* = 0.735 (the test "
+            "set's own sampling error, 500 points, is about 0.02), and no deeper cut better by more than 0.005")
+    curve = _mean_curve(res, "trk_axis", "unif2d")
+    star = _auc_star(res, "unif2d")
+    if curve.size < 3 or star is None:
+        return ClaimResult(text, test, None, "needs trk_axis runs on unif2d")
+    at2, best = float(curve[2]), float(np.nanmax(curve[2:]))
+    ok = abs(at2 - star) <= 0.03 and best - at2 <= 0.005
+    return ClaimResult(text, test, ok, f"depth 2: {at2:.3f}, best deeper cut {best:.3f}, AUC* {star:.3f}")
+
+
+@claim("toys_svm_reaches_optimum_where_axis_saturates")
+def toys_svm_reaches_optimum_where_axis_saturates(res: ExperimentResults) -> ClaimResult:
+    text = ("On GaussCroix2d, axis-parallel TreeRank saturates well below AUC* as the depth grows, TRK_CART comes "
+            "closer, and TRK_SVM reaches about AUC* (depecker2010 Figs 1.15d, 2.12)")
+    test = ("best mean test AUC over depths: axis <= AUC* - 0.03; TRK_CART above axis; TRK_SVM above TRK_CART and "
+            "within 0.015 of AUC*")
+    star = _auc_star(res, "gauss_croix2d")
+    best = {a: _mean_curve(res, a, "gauss_croix2d") for a in ("trk_axis", "trk_cart", "trk_svm")}
+    if star is None or any(c.size == 0 for c in best.values()):
+        return ClaimResult(text, test, None, "needs trk_axis, trk_cart and trk_svm runs on gauss_croix2d")
+    b = {a: float(np.nanmax(c)) for a, c in best.items()}
+    ok = b["trk_axis"] <= star - 0.03 and b["trk_cart"] > b["trk_axis"] and b["trk_svm"] > b["trk_cart"] \
+        and b["trk_svm"] >= star - 0.015
+    return ClaimResult(text, test, ok, f"best over depths: axis {b['trk_axis']:.3f}, CART {b['trk_cart']:.3f}, "
+                       f"SVM {b['trk_svm']:.3f}; AUC* {star:.3f}")
+
+
+@claim("toys_pruning_near_best")
+def toys_pruning_near_best(res: ExperimentResults) -> ClaimResult:
+    text = ("Cost-complexity pruning with cross-validation picks a tree of near-best test AUC at a moderate size "
+            "(depecker2010 Fig. 3.6)")
+    test = ("on GaussCroix2d, for the CART and the SVM LeafRanks: mean test AUC of the pruned tree >= the best "
+            "mean test AUC over the depths of the unpruned tree - 0.01, with fewer leaves on average than the "
+            "unpruned tree's pruning path starts from")
+    parts, ok = [], True
+    for leafrank in ("cart", "svm"):
+        pruned = finite_values(res, f"trk_{leafrank}_pruned", "test_auc").get("gauss_croix2d")
+        leaves = finite_values(res, f"trk_{leafrank}_pruned", "n_leaves").get("gauss_croix2d")
+        full = finite_values(res, f"trk_{leafrank}_pruned", "full_n_leaves").get("gauss_croix2d")
+        curve = _mean_curve(res, f"trk_{leafrank}", "gauss_croix2d")
+        if pruned is None or leaves is None or full is None or curve.size == 0:
+            return ClaimResult(text, test, None, f"needs trk_{leafrank} and trk_{leafrank}_pruned on gauss_croix2d")
+        best = float(np.nanmax(curve))
+        ok &= bool(pruned.mean() >= best - 0.01 and leaves.mean() < full.mean())
+        parts.append(f"{leafrank}: pruned {pruned.mean():.3f} with {leaves.mean():.1f} leaves (of {full.mean():.1f}), "
+                     f"best depth cut {best:.3f}")
+    return ClaimResult(text, test, ok, "; ".join(parts))
+
+
+def _envelope(res: ExperimentResults, algorithm: str, dataset: str) -> float | None:
+    from forestlab.report.tables import measure_value
+
+    value = measure_value(res, {"algorithm": algorithm, "measure": "roc_envelope_width"}, dataset)
+    return value if np.isfinite(value) else None
+
+
+@claim("fig4_3_bagging_narrows_envelopes")
+def fig4_3_bagging_narrows_envelopes(res: ExperimentResults) -> ClaimResult:
+    text = ("Bagging shrinks the envelope of the test ROC curves over independent training sets by 50% (CART "
+            "LeafRank) and 40% (SVM) on GaussCroix2d, and raises the CART tree's mean AUC by about 1.5% "
+            "(depecker2010 §4.3.3.1, Fig. 4.3)")
+    test = ("envelope area (mean width) of Bagg_CART <= 75% of TRK_CART's and of Bagg_SVM <= 80% of TRK_SVM's (half "
+            "the printed reductions), and mean test AUC of Bagg_CART above TRK_CART's")
+    d = "gauss_croix2d"
+    widths = {a: _envelope(res, a, d) for a in ("trk_cart", "bagg_cart", "trk_svm", "bagg_svm")}
+    if any(v is None for v in widths.values()):
+        return ClaimResult(text, test, None, "needs 2+ runs of the four algorithms on gauss_croix2d")
+    auc = {a: _auc_means(res, a).get(d) for a in ("trk_cart", "bagg_cart")}
+    red_cart = 1 - widths["bagg_cart"] / widths["trk_cart"]
+    red_svm = 1 - widths["bagg_svm"] / widths["trk_svm"]
+    ok = red_cart >= 0.25 and red_svm >= 0.20 and auc["bagg_cart"] > auc["trk_cart"]
+    return ClaimResult(text, test, ok, f"envelope area reduced by {100 * red_cart:.0f}% (CART) and "
+                       f"{100 * red_svm:.0f}% (SVM); mean AUC TRK_CART {auc['trk_cart']:.4f} -> Bagg_CART "
+                       f"{auc['bagg_cart']:.4f} ({100 * (auc['bagg_cart'] / auc['trk_cart'] - 1):+.1f}%)")
 
 
 # -- Table A.1: the 8 heuristics on 13 datasets ------------------------------------------------------------------
