@@ -109,6 +109,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if mirror is not None:
             _invoke("run", "experiment=uci_binary", *SMALL, "--quiet")
         _invoke("figures", "quickstart", *SMALL)
+        for name in ("quickstart", "uci_binary") if mirror is not None else ("quickstart",):
+            (root / f"compare-{name}.txt").write_text(_invoke("compare", name, *SMALL))
         t0 = time.perf_counter()
         out = _invoke("report", *SMALL)
         print(f"forestlab report took {time.perf_counter() - t0:.1f}s")
@@ -203,6 +205,21 @@ def test_study_page_tables_published_values_and_marks(site):
     assert "Test:" in text and "Evidence:" in text
     # protocol choices and ambiguities from the README
     assert 'id="protocol-choices"' in page and "Protocol choices" in text and "Transcription notes" in text
+
+
+def test_claims_get_the_verdicts_of_forestlab_compare(site):
+    """The report judges each claim as `forestlab compare` does (same resamples, same verdicts), though it
+    shares the arrays and the combined experiments it reads across experiments."""
+    root = site.parent.parent
+    for name, page in (("quickstart", "other.html"), ("uci_binary", "zirakiza2013.html")):
+        path = root / f"compare-{name}.txt"
+        if not path.exists():
+            continue
+        expected = sorted(re.findall(r"^\[([A-Z ]+)\] ([a-z0-9_]+):", path.read_text(), re.M))
+        html = _page(site, page)
+        shown = sorted(re.findall(rf'<li id="claim-{name}-[^"]+"><span class="verdict[^"]*">([^<]+)</span> '
+                                  r"<code>([^<]+)</code>", html))
+        assert shown == expected and expected, name
 
 
 def test_friedman_and_critical_difference_on_a_multi_dataset_table(site):

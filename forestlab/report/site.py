@@ -443,16 +443,18 @@ def _claims(view: ExperimentView) -> None:
 
 
 def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
-                    arrays: dict[str, dict[str, Any]] | None = None) -> ExperimentView:
+                    shared: dict[str, dict[Any, Any]] | None = None) -> ExperimentView:
     """Everything the report shows about one experiment (its tables' CD diagrams and its figures are written
-    under ``site``). ``arrays``, a cache of stored arrays by run key, may be shared by the experiments of one
-    report: a run's key decides its arrays, and experiments share runs (Figs 4.1 and 4.2 read the same 600)."""
+    under ``site``). ``shared`` holds what the experiments of one report read alike: stored arrays by run key (a
+    run's key decides them, and experiments share runs: Figs 4.1 and 4.2 read the same 600) and the other
+    experiments that claims combine (Tables 7.1-7.3 each read the two others)."""
     from forestlab.report import experiment_results
     from forestlab.studies import STUDIES
 
     res = experiment_results(exp)
-    if arrays is not None:
-        res._arrays = arrays
+    if shared is not None:
+        res._arrays = shared.setdefault("arrays", {})
+        res.sibling_loader = _shared_siblings(res.sibling_loader, shared.setdefault("siblings", {}), exp)
     ov = list(overrides)
     view = ExperimentView(exp=exp, res=res, overrides=ov, runs=prov.runs_provenance(res, exp.plan_id),
                           config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))
@@ -466,6 +468,24 @@ def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
     if not view.has_plan:
         view.other_plans = _other_plans(res, exp)
     return view
+
+
+def _shared_siblings(loader: Any, cache: dict[Any, Any], exp: Any) -> Any:
+    """``loader`` (an experiment name -> its results, as ``exp``'s seeds, smoke flag and limits find them)
+    answering from ``cache`` what another experiment of the report already loaded the same way."""
+    import json
+
+    if loader is None:
+        return None
+    how = (exp.seed, exp.seeds, exp.smoke, json.dumps(exp.limits, sort_keys=True, default=str))
+
+    def load(name: str) -> ExperimentResults | None:
+        key = (name, *how)
+        if key not in cache:
+            cache[key] = loader(name)
+        return cache[key]
+
+    return load
 
 
 def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
@@ -496,8 +516,8 @@ def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
 
 
 def experiment_part(name: str, overrides: Sequence[str], site: Path,
-                    arrays: dict[str, dict[str, Any]] | None = None) -> ExperimentPart:
-    """Read experiment ``name`` (resolved with ``overrides``) from the store and render it (``arrays``: see
+                    shared: dict[str, dict[Any, Any]] | None = None) -> ExperimentPart:
+    """Read experiment ``name`` (resolved with ``overrides``) from the store and render it (``shared``: see
     :func:`experiment_view`)."""
     from forestlab.config import load_experiment
 
@@ -505,7 +525,7 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
         exp = load_experiment([f"experiment={name}", *overrides])
     except ForestlabError as exc:
         return ExperimentPart(name, _declared_study(name), error=str(exc))
-    view = experiment_view(exp, overrides, site, arrays)
+    view = experiment_view(exp, overrides, site, shared)
     return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan, counts=dict(view.res.counts),
                           runs=view.runs, config_hash=view.config_hash, agreement=view.agreement,
                           verdicts=view.verdicts(), html=_experiment_html(view), toc=_toc_entry(view))
@@ -1011,8 +1031,8 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
                 shutil.copyfile(asset, tmp / "assets" / asset.name)
         # one experiment after the other: worker processes were slower (each pays the imports and the config
         # tree again) on the 2-core machines this runs on
-        arrays: dict[str, dict[str, Any]] = {}
-        parts = [experiment_part(name, overrides, tmp, arrays) for name in names]
+        shared: dict[str, dict[Any, Any]] = {}
+        parts = [experiment_part(name, overrides, tmp, shared) for name in names]
         studies = gather(parts)
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
