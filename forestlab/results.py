@@ -117,6 +117,10 @@ class ExperimentResults:
         return pd.DataFrame({"dataset": df["dataset"], "repetition": df["repetition"], "fold": df["fold"],
                              "key": df["key"], "value": self._numeric(metric)[rows]}, index=df.index)
 
+    def value_array(self, algorithm: str, metric: str, dataset: str | None = None) -> np.ndarray:
+        """The ``value`` column of :meth:`values` as a float array (run order), without building a frame."""
+        return self._numeric(metric)[self._row_positions(algorithm, dataset)]
+
     def split_values(self, algorithm: str, metric: str, dataset: str) -> tuple[list[tuple[int, int]], np.ndarray]:
         """The (repetition, fold) of each run of one algorithm on one dataset (a missing fold as -1) and its value
         of ``metric`` (NaN where not measured), in run order: :meth:`values` as plain arrays, for the paired tests

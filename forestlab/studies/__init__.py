@@ -243,15 +243,11 @@ def finite_values(res: ExperimentResults, algorithm: str, metric: str) -> dict[s
     """Per dataset (plan order; datasets without a finite value left out), the finite values of one algorithm's
     metric in run order: what ``res.values(algorithm, metric, dataset)`` holds, for every dataset in one pass over
     the runs (claims are re-evaluated on hundreds of resamples)."""
-    runs = res.runs
-    if metric not in runs.columns or runs.empty:
+    if metric not in res.runs.columns or res.runs.empty:
         return {}
-    mine = runs["algorithm"].to_numpy(dtype=object) == algorithm
-    datasets = runs["dataset"].to_numpy(dtype=object)[mine]
-    values = pd.to_numeric(runs[metric], errors="coerce").to_numpy(dtype=float)[mine]
     out = {}
     for dataset in res.datasets:
-        v = values[datasets == dataset]
+        v = res.value_array(algorithm, metric, dataset)
         v = v[np.isfinite(v)]
         if v.size:
             out[dataset] = v
