@@ -609,6 +609,7 @@ def test_comparison_rows_cover_measures_gaps_and_published_spread(tmp_path, monk
                                          "d1,a,test_auc,0.7,0.01,\n"
                                          "d1,a,instability,50,,\n"
                                          "d1,b,test_auc,,,illegible\n"
+                                         "d1,a_pub,test_auc,0.69,,\n"
                                          "d2,a,test_auc,0.6,,\n")
     monkeypatch.setenv("FORESTLAB_EXPERIMENTS_DIR", str(tmp_path))
     rng = np.random.default_rng(0)
@@ -622,17 +623,20 @@ def test_comparison_rows_cover_measures_gaps_and_published_spread(tmp_path, monk
     res = ExperimentResults.from_frame(pd.DataFrame(rows), study="depecker2010", arrays=arrays)
     spec = {"name": "probe", "published": "probe.csv",
             "cells": [{"algorithm": "a", "metric": "test_auc"}, {"algorithm": "a", "measure": "instability"},
-                      {"algorithm": "b", "metric": "test_auc"}]}
+                      {"algorithm": "b", "metric": "test_auc"},
+                      {"algorithm": "a", "metric": "test_auc", "published_as": "a_pub", "label": "A as printed"}]}
     table = comparison_rows(res, spec)
     by = {(r.algorithm, r.metric): r for r in table.itertuples()}
-    assert list(table["dataset"]) == ["d1"] * 3  # d2 is not in the plan
+    assert list(table["dataset"]) == ["d1"] * 4  # d2 is not in the plan
+    assert by[("a_pub", "test_auc")].n == 4  # a cell compared under the name the study printed
     assert by[("a", "test_auc")].mark in ("agree", "disagree") and by[("a", "test_auc")].published_std == 0.01
     m = by[("a", "instability")]
-    assert m.mark == MEASURE and m.n == 4 and math.isfinite(m.reproduced) and m.diff == m.reproduced - 50
+    assert m.mark == MEASURE and m.n == 1 and math.isfinite(m.reproduced) and m.diff == m.reproduced - 50
     assert by[("b", "test_auc")].mark == "gap" and by[("b", "test_auc")].note == "illegible"
     view = TableView(spec, comparison=table)
     for mark in table["mark"]:
         view.agreement.counts[mark] += 1
     html = _comparison_html(view, res)
     assert "0.700 ± 0.010" in html and "not printed" in html and 'title="illegible"' in html
+    assert "A as printed" in html
     assert "1 statistics over runs" in html and "1 not printed" in html

@@ -301,55 +301,59 @@ def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_di
     return view
 
 
+def published_key(cell: dict[str, Any]) -> tuple[str, str]:
+    """The (algorithm, metric) a table cell stands for in the published file: its own names, or its
+    ``published_as`` / ``published_metric`` (as :func:`forestlab.report.compare.comparison_table` reads them)."""
+    what = cell.get("metric", cell.get("measure"))
+    return str(cell.get("published_as", cell["algorithm"])), str(cell.get("published_metric", what))
+
+
 def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequence[str] = ()) -> pd.DataFrame:
-    """Published vs reproduced, one row per published cell of the table (every dataset of the plan, or
-    ``datasets`` when nothing ran): :func:`forestlab.report.compare.comparison_table`'s columns, plus the cells
-    that are a statistic over the runs (a ``measure``, compared without a spread), ``published_std`` (when the
-    published file has a ``std`` column), ``mark`` (agree, disagree, single, measure, no-run, gap) and ``note``
-    (the published file's note, if any)."""
+    """Published vs reproduced, one row per published cell of the table: the rows of
+    :func:`forestlab.report.compare.comparison_table` (the plan's datasets), or, when nothing ran, the published
+    cells of ``datasets`` with no run; plus ``published_std`` (when the published file has a ``std`` column) and
+    ``mark``: agree / disagree (within 2 std or not), single (one run), measure (one statistic over the runs),
+    no-run, gap (a value the source does not print)."""
     from forestlab.report.compare import comparison_table, read_published
-    from forestlab.report.tables import measure_value
 
     published = read_published(res.study, str(spec["published"]))
-    wanted = [(str(c["algorithm"]), str(c["metric"])) for c in spec["cells"] if "metric" in c]
-    measures = {(str(c["algorithm"]), str(c["measure"])): c for c in spec["cells"] if "measure" in c}
-    datasets = res.datasets or list(datasets)
-    ours = comparison_table(res, spec) if res.datasets else None
-    found = {} if ours is None else {(r.dataset, r.algorithm, r.metric): r._asdict() for r in
-                                     ours.itertuples(index=False)}
-    note_col = next((c for c in ("note", "notes", "comment") if c in published.columns), None)
-    rows = []
-    for p in published.to_dict("records"):
-        key = (str(p["dataset"]), str(p["algorithm"]), str(p["metric"]))
-        if (key[1:] not in wanted and key[1:] not in measures) or key[0] not in datasets:
-            continue
-        value = float(pd.to_numeric(pd.Series([p["value"]]), errors="coerce").iloc[0])
-        row = found.get(key) or {"dataset": key[0], "algorithm": key[1], "metric": key[2], "published": value,
-                                 "reproduced": float("nan"), "std": float("nan"), "n": 0, "diff": float("nan"),
-                                 "within_2std": None, "z_mean": float("nan")}
-        is_measure = key[1:] in measures
-        if is_measure and key[0] in res.datasets:
-            row["n"] = len(res.run_keys(key[1], key[0]))
-            row["reproduced"] = measure_value(res, measures[key[1:]], key[0]) if row["n"] else float("nan")
-            row["diff"] = row["reproduced"] - value
-        row["published"] = value
-        row["published_std"] = float(pd.to_numeric(pd.Series([p.get("std")]), errors="coerce").iloc[0])
-        note = p.get(note_col) if note_col else None
-        row["note"] = "" if note is None or (isinstance(note, float) and math.isnan(note)) else str(note)
-        if math.isnan(value):
-            row["mark"], row["diff"], row["within_2std"] = GAP, float("nan"), None
-        elif not row["n"] or (is_measure and math.isnan(row["reproduced"])):
-            row["mark"] = NO_RUN
-        elif is_measure:
-            row["mark"] = MEASURE
-        elif row["n"] < 2:
-            row["mark"] = SINGLE
+    cells = {published_key(c): c for c in spec["cells"] if "metric" in c or "measure" in c}
+    if res.datasets:
+        table = comparison_table(res, spec)
+    else:
+        rows = [{"dataset": str(p["dataset"]), "algorithm": str(p["algorithm"]), "metric": str(p["metric"]),
+                 "published": float(pd.to_numeric(pd.Series([p["value"]]), errors="coerce").iloc[0]),
+                 "reproduced": float("nan"), "std": float("nan"), "n": 0, "diff": float("nan"),
+                 "within_2std": None, "z_mean": float("nan"),
+                 "note": "" if pd.isna(p.get("note")) else str(p.get("note"))}
+                for p in published.to_dict("records")
+                if (str(p["algorithm"]), str(p["metric"])) in cells and str(p["dataset"]) in set(datasets)]
+        table = pd.DataFrame(rows, columns=["dataset", "algorithm", "metric", "published", "reproduced", "std",
+                                            "n", "diff", "within_2std", "z_mean", "note"])
+    stds = {}
+    if "std" in published.columns:
+        stds = {(str(p["dataset"]), str(p["algorithm"]), str(p["metric"])):
+                float(pd.to_numeric(pd.Series([p["std"]]), errors="coerce").iloc[0])
+                for p in published.to_dict("records")}
+    marks, published_std = [], []
+    for r in table.itertuples(index=False):
+        published_std.append(stds.get((str(r.dataset), str(r.algorithm), str(r.metric)), float("nan")))
+        measure = "measure" in cells.get((str(r.algorithm), str(r.metric)), {})
+        if math.isnan(r.published):
+            marks.append(GAP)
+        elif not r.n or math.isnan(r.reproduced):
+            marks.append(NO_RUN)
+        elif measure:
+            marks.append(MEASURE)
+        elif r.n < 2:
+            marks.append(SINGLE)
         else:
-            row["mark"] = AGREE if row["within_2std"] else DISAGREE
-        rows.append(row)
-    cols = ["dataset", "algorithm", "metric", "published", "published_std", "reproduced", "std", "n", "diff",
-            "within_2std", "z_mean", "mark", "note"]
-    return pd.DataFrame(rows, columns=cols)
+            marks.append(AGREE if r.within_2std else DISAGREE)
+    table = table.assign(published_std=published_std, mark=marks)
+    if "note" not in table.columns:
+        table["note"] = ""
+    table["note"] = ["" if pd.isna(n) else str(n) for n in table["note"]]
+    return table
 
 
 def _pairs(view: TableView, res: ExperimentResults) -> None:
@@ -610,10 +614,9 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
     df = view.comparison
     if df is None or df.empty:
         return "<p class=\"placeholder\">No published cell of this table concerns the datasets of this plan.</p>"
-    cells = {(str(c["algorithm"]), str(c.get("metric", c.get("measure")))): c for c in view.spec["cells"]
-             if "metric" in c or "measure" in c}
+    cells = {published_key(c): c for c in view.spec["cells"] if "metric" in c or "measure" in c}
     digits = {k: _digits(view.spec, c) for k, c in cells.items()}
-    names = [str(c.get("label", f"{k[0]} {k[1]}")) for k, c in cells.items()]
+    names = [str(c.get("label", f"{c['algorithm']} {c.get('metric', c.get('measure'))}")) for c in cells.values()]
     labels = {k: (name if names.count(name) == 1 else f"{k[0]} {name}") for k, name in zip(cells, names,
                                                                                              strict=True)}
     groups = [k for k in digits if ((df["algorithm"] == k[0]) & (df["metric"] == k[1])).any()]
