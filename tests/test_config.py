@@ -11,7 +11,8 @@ def test_every_experiment_composes_and_plans(experiment):
     cfg = compose([f"experiment={experiment}"])
     assert cfg.experiment.name == experiment
     specs = plan(cfg)
-    assert len(specs) == len(cfg.experiment.datasets) * len(cfg.experiment.algorithms) * cfg.seeds
+    folds = cfg.protocol.n_folds if cfg.protocol.kind == "kfold" else 1
+    assert len(specs) == len(cfg.experiment.datasets) * len(cfg.experiment.algorithms) * cfg.seeds * folds
     assert len({s.key for s in specs}) == len(specs)
 
 
@@ -19,7 +20,8 @@ def test_every_experiment_composes_and_plans(experiment):
 def test_smoke_shrinks_every_experiment(experiment):
     cfg = compose([f"experiment={experiment}", "debug=smoke"])
     specs = plan(cfg)
-    assert len(specs) <= 2 * len(cfg.experiment.algorithms)
+    folds = cfg.protocol.n_folds if cfg.protocol.kind == "kfold" else 1
+    assert len(specs) <= 2 * len(cfg.experiment.algorithms) * folds
     assert all(s.identity["learner"]["params"].get("n_estimators", 0) <= 10 for s in specs)
 
 

@@ -91,6 +91,8 @@ def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) 
         header = str(cell.get("label", label))
         if str(cell["algorithm"]) in optimistic_algorithms(res):
             header += " (optimistic: chosen on the test set)"
+        if header in out.columns:  # two cells with one label: keep both columns, told apart by what they hold
+            header = f"{header} [{label}]"
         headers[label] = header
         default = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
         digits = int(cell.get("digits", default))  # a cell may ask for its own precision (MinCq's mu: 4)
