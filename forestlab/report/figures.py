@@ -383,7 +383,7 @@ def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
         twin.plot(x, inst, "o", color="#c44e52", label=measure)
         twin.set_ylabel(measure, color="#c44e52")
         if np.isfinite(inst).any():
-            twin.set_yscale("log")
+            twin.set_ylim(0, 1.1 * np.nanmax(inst))
         ax.set_xticks(x, algorithms, rotation=45, ha="right", fontsize=8)
         ax.set_title(dataset + ("" if finite else "  [no runs yet]"), fontsize=10)
     return _finish(fig, axes, len(datasets), spec)
