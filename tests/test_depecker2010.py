@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -99,3 +101,21 @@ def test_toys_claims():
     assert [judge(n, bad, n_resamples=10).verdict for n in names][1:] == ["DOES NOT HOLD"] * 2
     empty = ExperimentResults.from_frame(pd.DataFrame(columns=["dataset", "algorithm", "repetition"]))
     assert {judge(n, empty).verdict for n in names + ("fig4_3_bagging_narrows_envelopes",)} == {"NOT TESTED"}
+
+
+def test_verdicts_are_kept_beside_the_store_and_judged_again_when_anything_changes(tmp_path, monkeypatch):
+    import forestlab.studies as studies
+    from forestlab.store import Store
+
+    with Store(tmp_path):  # an empty store: runs.sqlite
+        pass
+    calls = []
+    real = studies.judge_all
+    monkeypatch.setattr(studies, "judge_all", lambda *a, **k: calls.append(1) or real(*a, **k))
+    names = ["table4_2_forests_raise_auc", "table4_2_rf1_best"]
+    res = dataclasses.replace(_published_like(), results_dir=tmp_path)
+    first = studies.judge_all_cached(names, res, n_resamples=10)
+    again = studies.judge_all_cached(names, res, n_resamples=10)
+    assert len(calls) == 1 and again == first and len(list((tmp_path / "cache" / "verdicts").glob("*.json"))) == 1
+    changed = dataclasses.replace(res, runs=res.runs.assign(test_auc=res.runs["test_auc"] - 0.2))
+    assert studies.judge_all_cached(names, changed, n_resamples=10) != first and len(calls) == 2

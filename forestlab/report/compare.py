@@ -150,11 +150,11 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
         if csv is not None:
             written[f"{spec['name']}_pairs.csv"] = csv
     if claims:
-        from forestlab.studies import judge_all
+        from forestlab.studies import judge_all_cached
 
         out.append("\n-- claims" + (" (judged on smoke runs: a check of the code, not of the study)"
                                      if res.smoke else ""))
-        for name, j in zip(claims, judge_all(claims, res), strict=True):
+        for name, j in zip(claims, judge_all_cached(claims, res), strict=True):
             r = j.result
             out.append(f"[{j.verdict}] {name}: {r.claim}\n    test: {r.test}\n    evidence: {r.evidence}")
     text = "\n".join(out) + "\n"

@@ -428,7 +428,7 @@ def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: P
 
 
 def _claims(view: ExperimentView) -> None:
-    from forestlab.studies import judge_all
+    from forestlab.studies import judge_all_cached
 
     names = view.res.claims()
     if not names:
@@ -438,7 +438,7 @@ def _claims(view: ExperimentView) -> None:
                        for n in names]
         return
     try:
-        for j in judge_all(names, view.res):
+        for j in judge_all_cached(names, view.res):
             r = j.result
             view.claims.append(ClaimView(j.name, j.verdict, r.claim, r.test, r.evidence))
     except Exception as exc:

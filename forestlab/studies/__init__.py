@@ -29,6 +29,7 @@ from forestlab.results import ExperimentResults
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
            "Judgement", "Study", "claim_registrar", "find_claim", "finite_values", "get_study", "judge", "judge_all",
+           "judge_all_cached",
            "mean_curve", "register"]
 
 PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
@@ -235,6 +236,65 @@ def judge_all(names: Sequence[str], res: ExperimentResults, *, n_resamples: int 
                 "required)")
         out.append(Judgement(name, replace(result, evidence=f"{result.evidence}; {note}"),
                              INCONCLUSIVE if below else verdict, agreement))
+    return out
+
+
+# -- verdicts kept beside the store ------------------------------------------------------------------------------------
+VERDICT_CACHE = "cache/verdicts"  # under the results folder
+
+
+def _verdict_key(names: Sequence[str], res: ExperimentResults, n_resamples: int, seed: int,
+                 min_agreement: float) -> str | None:
+    """What a set of verdicts depends on: the claims and the judging settings, this experiment's runs and values,
+    the whole store's state (a claim may read other experiments) and the code that judges. None without a store."""
+    import hashlib
+
+    from forestlab.experiment import content_hash
+    from forestlab.store import Store
+
+    if res.results_dir is None or not (Path(res.results_dir) / "runs.sqlite").is_file():
+        return None
+    with Store(res.results_dir, readonly=True) as store:
+        state = store._select("SELECT COUNT(*), MAX(finished_at) FROM runs") if store._conn is not None else []
+    code = hashlib.sha256()
+    for module in sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[1] / "results.py",
+                                                                Path(__file__).parents[1] / "metrics.py"]:
+        code.update(module.read_bytes())
+    values = pd.util.hash_pandas_object(res.runs.astype(str), index=False).to_numpy()
+    return content_hash({"names": list(names), "experiment": res.name, "smoke": res.smoke, "seeds": res.seeds,
+                         "n_resamples": n_resamples, "seed": seed, "min_agreement": min_agreement,
+                         "store": [list(r) for r in state], "code": code.hexdigest(),
+                         "values": hashlib.sha256(values.tobytes()).hexdigest()}, 32)
+
+
+def judge_all_cached(names: Sequence[str], res: ExperimentResults, *, n_resamples: int = N_RESAMPLES,
+                     seed: int = 0, min_agreement: float = MIN_AGREEMENT) -> list[Judgement]:
+    """:func:`judge_all`, its verdicts kept in ``<results>/cache/verdicts/`` so that ``forestlab compare`` (run by
+    ``make tables``) and ``forestlab report`` judge a claim once. A kept verdict is used only when nothing it
+    depends on has changed (:func:`_verdict_key`: the claims, the store's runs, this experiment's values and the
+    judging code); a store that cannot be written to is judged every time."""
+    import json
+
+    key = _verdict_key(names, res, n_resamples, seed, min_agreement)
+    path = Path(res.results_dir) / VERDICT_CACHE / f"{key}.json" if key else None
+    if path is not None and path.is_file():
+        try:
+            return [Judgement(d["name"], ClaimResult(**d["result"]), d["verdict"], d["agreement"])
+                    for d in json.loads(path.read_text())]
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged cache entry: judge again
+    out = judge_all(names, res, n_resamples=n_resamples, seed=seed, min_agreement=min_agreement)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps([{"name": j.name, "verdict": j.verdict, "agreement": j.agreement,
+                                        "result": {"claim": j.result.claim, "test": j.result.test,
+                                                   "holds": j.result.holds, "evidence": j.result.evidence}}
+                                       for j in out]))
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only results folder: nothing kept
     return out
 
 
