@@ -167,13 +167,13 @@ def auc(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> float:
 
 
 #: The tie readings of :func:`truncated_auc` and :func:`partial_auc` at the quantile threshold (depecker2010 §6 item
-#: 13, §8): see :func:`truncated_auc`. ``"interpolate"`` is a fourth reading, selectable but not registered as a metric.
-TIES_READINGS = ("include", "pro_rata", "exclude", "interpolate")
+#: 13, §8): see :func:`truncated_auc`. ``"interpolate"`` is selectable but not registered as a metric.
+TIES_READINGS = ("include", "pro_rata", "exclude", "interpolate", "fractional")
 
 #: The reading that ``truncated_auc``, ``truncated_auc_20/10/05`` and ``partial_auc_20/10/05`` use (read at call
 #: time). Changing it changes what those metric names mean: values already stored under them keep the reading they
 #: were computed with (stored metrics are not recomputed), while ``truncated_auc_<u>_<reading>`` never change.
-TRUNCATED_AUC_TIES = "include"
+TRUNCATED_AUC_TIES = "fractional"  # the reading Tables A.2 and A.4 support: experiments/depecker2010/README.md
 
 
 def _score_groups(pos: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -195,8 +195,13 @@ def _top_set(counts: np.ndarray, u0: float, reading: str) -> tuple[int, float]:
     """``(g, w)``: the top set is the score groups ``0 .. g-1`` (those strictly above the threshold Q) plus a share
     ``w`` of group ``g`` (the group tied with Q, the k-th largest score, k = ceil(u0 n))."""
     n = int(counts.sum())
-    k = min(n, max(1, math.ceil(u0 * n - 1e-9)))  # tolerance: 0.1 * 30 is 3.0000000000000004, not 4
     cum = np.cumsum(counts)
+    if reading == "fractional":  # exactly u0 n points, a fraction of the group straddling the mark
+        k_real = u0 * n
+        g = min(int(np.searchsorted(cum, k_real - 1e-9)), len(counts) - 1)
+        above = cum[g] - counts[g]
+        return g, float(min(1.0, max(0.0, (k_real - above) / counts[g])))
+    k = min(n, max(1, math.ceil(u0 * n - 1e-9)))  # tolerance: 0.1 * 30 is 3.0000000000000004, not 4
     g = int(np.searchsorted(cum, k - 0.5))  # the first group whose cumulated size reaches k
     above = cum[g] - counts[g]
     tied = counts[g]
@@ -236,6 +241,10 @@ def truncated_auc(y_true: Any, scores: Any, u0: float = 0.1, *, ties: str | None
             ties="exclude"      w = 1 if A + t == k else 0   (T = the largest set {s >= c} of at most k points)
             ties="interpolate"  as pro_rata, but the tied group's pairs with its own negatives weigh w^2 / 2
                                 instead of w / 2
+            ties="fractional"   as pro_rata with k = u0 n itself, not rounded up: the top set holds exactly u0 n
+                                points, the group at the u0 n mark counted for the fraction of it that fits; a
+                                perfect ranking then scores exactly u0 / p on any fold (the cells of Tables A.2
+                                and A.4 that sit at the ceiling u0 / p with no spread)
 
     The readings differ only when the tied group straddles the k-th place (A + t > k); without ties at Q they all
     give the top k points. ``"include"`` is the digest's reading (§2.1: every point tied with the quantile joins
@@ -393,7 +402,7 @@ def _reject_metric(y_true: Any, p_value: Any) -> float:
 #: The truncated and partial AUC levels of depecker2010 (Tables A.2, A.4), as metric-name suffixes.
 LEVELS = {"20": 0.2, "10": 0.1, "05": 0.05}
 #: Metric-name suffix of each registered tie reading (``truncated_auc_20_prorata``, ...).
-_READING_SUFFIX = {"include": "include", "pro_rata": "prorata", "exclude": "exclude"}
+_READING_SUFFIX = {"include": "include", "pro_rata": "prorata", "exclude": "exclude", "fractional": "fractional"}
 
 #: Metric name -> Metric. ``truncated_auc`` is at u0 = 0.1. ``truncated_auc_<u>`` (u = 20, 10, 05 percent) and
 #: ``partial_auc_<u>`` use the default tie reading :data:`TRUNCATED_AUC_TIES`; ``truncated_auc_<u>_include``,

@@ -40,6 +40,14 @@ def brute_truncated_auc(y, s, u0, ties="include"):
     with Q the reading's weight; tied (i, j) pairs count 1/2."""
     y, s = np.asarray(y), np.asarray(s, dtype=float)
     n = len(s)
+    if ties == "fractional":  # exactly u0 n points: each score group weighs the share of it above the mark
+        pos, neg = s[y == 1], s[y != 1]
+        total = 0.0
+        for si in pos:
+            above, tied = np.sum(s > si), np.sum(s == si)
+            w = min(1.0, max(0.0, (u0 * n - above) / tied))
+            total += w * sum(1.0 if si > sj else 0.5 if si == sj else 0.0 for sj in neg)
+        return total / (len(pos) * len(neg))
     k = max(1, math.ceil(round(u0 * n, 9)))
     q = sorted(s, reverse=True)[k - 1]
     above, tied = int(np.sum(s > q)), int(np.sum(s == q))
@@ -84,7 +92,9 @@ def test_truncated_auc_by_hand():
     y = np.array([1, 1, -1, 1, -1, 1, -1, -1, -1, -1])
     s = np.array([0.9, 0.8, 0.8, 0.5, 0.5, 0.3, 0.2, 0.2, 0.1, 0.0])
     # positives in the top set: 0.9 (beats all 6 negatives) and 0.8 (beats 5, ties 1) -> (6 + 5.5) / (4 * 6)
-    assert truncated_auc(y, s, u0=0.2) == pytest.approx(11.5 / 24)
+    assert truncated_auc(y, s, u0=0.2, ties="include") == pytest.approx(11.5 / 24)
+    # the default reading keeps exactly u0 n = 2 points: 0.9 and half of the tied pair at 0.8
+    assert truncated_auc(y, s, u0=0.2) == pytest.approx((6 + 0.5 * 5.5) / 24)
     # u0 = 0.1 -> k = 1: top set {0.9} -> 6 / 24
     assert truncated_auc(y, s, u0=0.1) == pytest.approx(6 / 24)
     assert truncated_auc(y, s, u0=1.0) == pytest.approx(auc(y, s))
@@ -116,10 +126,10 @@ def test_truncated_auc_matches_brute_force(data, u0):
         assert math.isnan(truncated_auc(y, s, u0))
         assert math.isnan(partial_auc(y, s, u0))
         return
-    assert truncated_auc(y, s, u0) == pytest.approx(brute_truncated_auc(y, s, u0))
+    assert truncated_auc(y, s, u0) == pytest.approx(brute_truncated_auc(y, s, u0, metrics_module.TRUNCATED_AUC_TIES))
     assert auc(y, s) == pytest.approx(brute_auc(y, s))
     values = {}
-    for ties in ("include", "pro_rata", "exclude"):
+    for ties in ("include", "pro_rata", "exclude", "fractional"):
         values[ties] = truncated_auc(y, s, u0, ties=ties)
         assert values[ties] == pytest.approx(brute_truncated_auc(y, s, u0, ties))
     values["interpolate"] = truncated_auc(y, s, u0, ties="interpolate")
@@ -159,10 +169,13 @@ def test_without_ties_every_reading_agrees(data, u0):
     s = np.array([d[1] for d in data])
     if len(set(y)) < 2:
         return
-    values = [truncated_auc(y, s, u0, ties=t) for t in metrics_module.TIES_READINGS]
+    ceil_readings = [t for t in metrics_module.TIES_READINGS if t != "fractional"]  # top k = ceil(u0 n) points
+    values = [truncated_auc(y, s, u0, ties=t) for t in ceil_readings]
     assert values == pytest.approx([values[0]] * 4)
-    partials = [partial_auc(y, s, u0, ties=t) for t in metrics_module.TIES_READINGS]
+    partials = [partial_auc(y, s, u0, ties=t) for t in ceil_readings]
     assert partials == pytest.approx([partials[0]] * 4)
+    if float(u0 * len(y)).is_integer():  # u0 n whole: the fractional reading keeps the same top set
+        assert truncated_auc(y, s, u0, ties="fractional") == pytest.approx(values[0])
 
 
 def test_truncated_auc_readings_by_hand():
@@ -216,11 +229,12 @@ def test_a_tied_top_swallows_the_top_set_only_when_ties_are_included():
 def test_truncated_auc_default_reading_is_the_module_constant(monkeypatch):
     y = np.array([1, 1, -1, 1, -1, 1, -1, -1, -1, -1])
     s = np.array([0.9, 0.8, 0.8, 0.5, 0.5, 0.3, 0.2, 0.2, 0.1, 0.0])
-    assert metrics_module.TRUNCATED_AUC_TIES == "include"
-    assert METRICS["truncated_auc_20"](y, s) == pytest.approx(11.5 / 24)
+    assert metrics_module.TRUNCATED_AUC_TIES == "fractional"
+    assert METRICS["truncated_auc_20"](y, s) == pytest.approx(8.75 / 24)  # u0 n = 2 points: 0.9, half of 0.8's pair
+    monkeypatch.setattr(metrics_module, "TRUNCATED_AUC_TIES", "include")
+    assert truncated_auc(y, s, 0.2) == pytest.approx(11.5 / 24)
+    assert METRICS["truncated_auc_20"](y, s) == pytest.approx(11.5 / 24)  # read at call time
     monkeypatch.setattr(metrics_module, "TRUNCATED_AUC_TIES", "pro_rata")
-    assert truncated_auc(y, s, 0.2) == pytest.approx(8.75 / 24)
-    assert METRICS["truncated_auc_20"](y, s) == pytest.approx(8.75 / 24)  # read at call time
     assert METRICS["truncated_auc_20_include"](y, s) == pytest.approx(11.5 / 24)  # explicit names never move
     assert METRICS["partial_auc_20"](y, s) == pytest.approx(partial_auc(y, s, 0.2, ties="pro_rata"))
     monkeypatch.setattr(metrics_module, "TRUNCATED_AUC_TIES", "nope")
@@ -430,3 +444,19 @@ def test_roc_envelope_errors():
         roc_envelope(_runs([1, 1], [0.2, 0.3]))
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         roc_envelope(_runs([1, -1], [0.2, 0.3]), grid=[0, 2])
+
+
+def test_truncated_auc_fractional_reading_keeps_exactly_u_n_points():
+    from forestlab.metrics import truncated_auc
+
+    # a perfect ranking: exactly u0 / p on a fold whatever its size (ceil(u0 n) would give 2 / 12 here)
+    y = np.array([1] * 12 + [-1] * 11)
+    s = np.arange(23, dtype=float)[::-1]
+    assert truncated_auc(y, s, 0.05, ties="fractional") == pytest.approx(0.05 * 23 / 12)
+    assert truncated_auc(y, s, 0.05, ties="pro_rata") == pytest.approx(2 / 12)
+    # the mark u0 n = 2.5 inside a tied group of 4 (1 point above it): w = 1.5 / 4 of the group
+    y = np.array([1, 1, -1, 1, -1, -1, -1, -1, -1, -1])
+    s = np.array([9, 5, 5, 5, 5, 1, 1, 1, 1, 1], dtype=float)
+    above = 1 * 7  # the top positive beats the 7 negatives
+    tied = 2 * (5 + 0.5 * 2)  # each tied positive: 5 negatives below, 2 tied with it
+    assert truncated_auc(y, s, 0.25, ties="fractional") == pytest.approx((above + 1.5 / 4 * tied) / (3 * 7))

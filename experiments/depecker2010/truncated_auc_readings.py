@@ -22,7 +22,7 @@ from forestlab.config import load_experiment
 from forestlab.report import experiment_results
 from forestlab.studies import get_study
 
-READINGS = ("include", "prorata", "exclude")
+READINGS = ("include", "prorata", "exclude", "fractional")
 ALGORITHMS = {"trk_cart": "trk_cart", "trk_svm": "trk_svm_opt", "bagg_cart": "bagg_cart", "bagg_svm": "bagg_svm_opt",
               "rf1_cart": "rf1_cart", "rf1_svm": "rf1_svm_opt", "rf3_cart": "rf3_cart", "rf5_cart": "rf5_cart"}
 TOL = 0.0015
