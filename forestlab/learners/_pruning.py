@@ -49,7 +49,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
 from forestlab.learners._kernel import derived_seeds
-from forestlab.learners._treerank import TreeRank
+from forestlab.learners._treerank import TreeRank, scores_from_leaf_order
 
 __all__ = [
     "PrunedTreeRank",
@@ -545,13 +545,10 @@ def subtree_scores(tree: Any, split_mask: Any, leaf_ids: Any) -> np.ndarray:
     ids = np.asarray(leaf_ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or np.any(ids < 0) or np.any(ids >= len(terminal_of)):
         raise ValueError("leaf_ids must be a 1-D array of node ids of the full tree")
-    n_leaves = len(leaves)
-    rank = np.full(len(terminal_of), -1, dtype=np.intp)
-    rank[leaves] = np.arange(n_leaves)
     term = terminal_of[ids]
     if np.any(term < 0):
         raise ValueError("leaf_ids must be leaves of the full tree (a point was routed to a split node)")
-    return (n_leaves - rank[term]) / n_leaves
+    return scores_from_leaf_order(leaves, len(terminal_of))[term]  # TreeRank's own leaf scores
 
 
 def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarray:
@@ -840,4 +837,4 @@ dyadic_resolution :
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        return subtree_scores(self.tree_, self.split_mask_, np.asarray(self.tree_.apply(X), dtype=np.intp))
+        return self.tree_.decision_function(X, leaves=self.leaves_)  # the full tree scoring its pruned subtree
