@@ -49,7 +49,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
 from forestlab.learners._kernel import derived_seeds
-from forestlab.learners._treerank import TreeRank, scores_from_leaf_order
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order
 
 __all__ = [
     "PrunedTreeRank",
@@ -572,9 +572,7 @@ def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarr
 # ---------------------------------------------------------------------------------------------------------------
 # The pruned ranker
 # ---------------------------------------------------------------------------------------------------------------
-_TREERANK_PARAMS = ("leafrank", "max_depth", "min_samples_split", "max_features", "leafrank_max_depth",
-                    "leafrank_min_samples_split", "leafrank_min_samples_leaf", "leafrank_max_features",
-                    "leafrank_criterion", "svm_kernel", "svm_C", "svm_gamma", "svm_scale", "dyadic_resolution")
+_TREERANK_PARAMS = TREERANK_PARAMS
 
 
 class PrunedTreeRank(RunReportMixin, BaseEstimator):

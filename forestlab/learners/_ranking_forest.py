@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import IntNotBool, RunReportMixin, check_test_pair, check_two_classes
-from forestlab.learners._treerank import TreeRank
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank
 
 __all__ = ["AGGREGATIONS", "TREERANK_PARAMS", "RankingForest", "aggregate_scores", "median_rank_consensus",
            "midranks", "spearman_consensus", "tree_seeds"]
@@ -41,12 +41,6 @@ AGGREGATIONS: dict[str, str] = {
 SEED_SALT = 2010
 #: A bootstrap sample holding one class only is redrawn, from the same tree's generator, at most this many times.
 MAX_REDRAWS = 100
-#: TreeRank's parameters, passed through to every tree under the same names (all but ``random_state``).
-TREERANK_PARAMS: tuple[str, ...] = (
-    "leafrank", "max_depth", "min_samples_split", "max_features", "leafrank_max_depth",
-    "leafrank_min_samples_split", "leafrank_min_samples_leaf", "leafrank_max_features", "leafrank_criterion",
-    "svm_kernel", "svm_C", "svm_gamma", "svm_scale", "dyadic_resolution",
-)
 #: joblib's backend preference for growing trees in parallel (measured: see RankingForest's notes).
 PARALLEL_PREFER = "threads"
 

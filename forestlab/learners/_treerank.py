@@ -51,7 +51,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from forestlab.learners._base import IntNotBool, RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._forest import MAX_FEATURES_CONSTRAINTS, resolve_max_features
 
-__all__ = ["LEAFRANKS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order"]
+__all__ = ["LEAFRANKS", "TREERANK_PARAMS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order"]
 
 #: The LeafRank rules (how each master node is split).
 LEAFRANKS = ("cart", "axis", "svm", "dyadic")
@@ -767,3 +767,7 @@ class TreeRank(RunReportMixin, BaseEstimator):
         check_is_fitted(self)
         return {"n_leaves": float(self.n_leaves_), "train_auc": self.train_auc_}
 
+
+#: TreeRank's parameters but ``random_state``: what the forest and the pruned tree pass through to their trees
+#: under the same names (one list, read from TreeRank's signature).
+TREERANK_PARAMS: tuple[str, ...] = tuple(name for name in TreeRank._get_param_names() if name != "random_state")
