@@ -48,7 +48,8 @@ def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
         row: dict[str, Any] = {"dataset": dataset}
         planned = res.planned[res.planned["dataset"] == dataset]
         done = res.runs[res.runs["dataset"] == dataset]
-        row["runs"] = f"{len(done)}/{len(planned)}"
+        # by key: a study's after-the-fact choice (experiment.choices) repeats runs under another name
+        row["runs"] = f"{done['key'].nunique()}/{planned['key'].nunique()}"
         for cell in spec["cells"]:
             label = cell_label(cell)
             if "measure" in cell:
