@@ -320,9 +320,13 @@ def run(
         with Store(results_dir, readonly=True) as store:
             statuses = store.statuses(s.key for s in specs)
         done = sum(1 for s in specs if statuses.get(s.key) == "done")
-        folds = len(specs) // max(1, len(exp.datasets) * len(exp.algorithms) * exp.seeds)
+        seeds = sum(exp.seeds_of(d) for d in exp.datasets)
+        folds = len(specs) // max(1, seeds * len(exp.algorithms))
+        own = exp.dataset_seeds
+        seeds_text = (f"{exp.seeds} seeds" if not own else
+                      f"{exp.seeds} seeds ({', '.join(f'{k}: {v}' for k, v in own.items())})")
         typer.echo(f"experiment {exp.name}{' (smoke)' if exp.smoke else ''}: {len(specs)} runs "
-                   f"({len(exp.datasets)} datasets x {len(exp.algorithms)} algorithms x {exp.seeds} seeds"
+                   f"({len(exp.datasets)} datasets x {len(exp.algorithms)} algorithms x {seeds_text}"
                    + (f" x {folds} folds" if folds > 1 else "") + f"), {done} done, {len(specs) - done} to run")
         return
     paths = exp.paths

@@ -452,6 +452,16 @@ def _validate(cfg: DictConfig) -> Experiment:
         if name != cfg.dataset.get("name") and name not in group_options("dataset"):
             raise ConfigError(f"experiment.datasets: unknown dataset '{name}'; valid datasets: "
                               f"{', '.join(group_options('dataset'))}")
+    own_seeds = exp.get("dataset_seeds")
+    if own_seeds is not None:
+        if not isinstance(own_seeds, DictConfig):
+            raise ConfigError(f"experiment.dataset_seeds must map dataset names to their number of seeds, got "
+                              f"{to_container(own_seeds)!r}")
+        for name, value in own_seeds.items():
+            if str(name) not in datasets:
+                raise ConfigError(f"experiment.dataset_seeds: '{name}' is not a dataset of the experiment "
+                                  f"({', '.join(datasets)}){_closest(str(name), datasets)}")
+            _require_int(value, f"experiment.dataset_seeds.{name}", 1)
     algorithms = _as_name_list(exp.get("algorithms"), "experiment.algorithms")
     for name in algorithms:
         if name != cfg.algorithm.get("name") and name not in group_options("algorithm"):
@@ -651,8 +661,8 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
               "log_max_bytes", "log_backup_count"),
     "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees"),
-    "experiment": ("name", "study", "description", "datasets", "algorithms", "params", "choices", "tables", "figures",
-                   "claims"),
+    "experiment": ("name", "study", "description", "datasets", "dataset_seeds", "algorithms", "params", "choices",
+                   "tables", "figures", "claims"),
 }
 # Sections whose keys are the user's own (parameter names), checked against what reads them elsewhere.
 _FREE_SECTIONS = ("experiment.params", "algorithm.params", "algorithm.grid")

@@ -38,6 +38,7 @@ class DatasetSpec:
 
     name: str
     cfg: dict[str, Any]
+    seeds: int | None = None  # its own number of repetitions (experiment.dataset_seeds), else the experiment's
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -98,12 +99,24 @@ class Experiment:
     def claims(self) -> list[str]:
         return [str(c) for c in self.spec.get("claims") or []]
 
+    def seeds_of(self, dataset: DatasetSpec) -> int:
+        """The repetitions of ``dataset``: its own (``experiment.dataset_seeds``) or the experiment's ``seeds``."""
+        return self.seeds if dataset.seeds is None else dataset.seeds
+
+    @property
+    def dataset_seeds(self) -> dict[str, int]:
+        """The datasets that have their own number of repetitions, and that number."""
+        return {d.name: d.seeds for d in self.datasets if d.seeds is not None}
+
     def plan_identity(self) -> dict[str, Any]:
         """Everything that decides the experiment's runs (not its metrics, tables or figures)."""
-        return {"experiment": self.name, "smoke": self.smoke,  # smoke plans never replace real ones
-                "datasets": [d.identity for d in self.datasets],
-                "algorithms": [{"name": a.name, **a.identity} for a in self.algorithms],
-                "protocol": self.protocol, "seed": self.seed, "seeds": self.seeds}
+        identity = {"experiment": self.name, "smoke": self.smoke,  # smoke plans never replace real ones
+                    "datasets": [d.identity for d in self.datasets],
+                    "algorithms": [{"name": a.name, **a.identity} for a in self.algorithms],
+                    "protocol": self.protocol, "seed": self.seed, "seeds": self.seeds}
+        if self.dataset_seeds:  # only when set: every other experiment keeps its plan id
+            identity["dataset_seeds"] = self.dataset_seeds
+        return identity
 
     @property
     def plan_id(self) -> str:
@@ -114,14 +127,14 @@ class Experiment:
         """How many runs the plan has (computed, not planned)."""
         kind = self.protocol.get("kind")
         folds = int(self.protocol.get("n_folds", 1)) if kind == "kfold" else 1
-        return len(self.datasets) * len(self.algorithms) * self.seeds * folds
+        return sum(self.seeds_of(d) for d in self.datasets) * len(self.algorithms) * folds
 
     def summary(self) -> dict[str, Any]:
         """What the store keeps beside a plan (for status and provenance)."""
         return {"experiment": self.name, "study": self.study, "datasets": [d.name for d in self.datasets],
                 "algorithms": [a.name for a in self.algorithms], "protocol": self.protocol.get("name"),
                 "seed": self.seed, "seeds": self.seeds, "smoke": self.smoke, "limits": self.limits,
-                "metrics": list(self.metrics)}
+                "metrics": list(self.metrics), **({"dataset_seeds": self.dataset_seeds} if self.dataset_seeds else {})}
 
 
 def _plain(node: Any) -> Any:
@@ -162,7 +175,13 @@ def resolve(cfg: DictConfig) -> Experiment:
         dataset_names = dataset_names[: int(limits["max_datasets"])]
     shared = dict(_plain(exp.get("params")) or {})
     protocol = dict(_plain(cfg.protocol))
-    datasets = tuple(DatasetSpec(name, _node(cfg, "dataset", name)) for name in dataset_names)
+    own_seeds = {str(k): int(v) for k, v in (_plain(exp.get("dataset_seeds")) or {}).items()}
+    if own_seeds and cfg.get("smoke", False):
+        notes.append(f"debug=smoke runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "
+                     f"({', '.join(f'{k}: {v}' for k, v in own_seeds.items())}) is not applied")
+        own_seeds = {}
+    datasets = tuple(DatasetSpec(name, _node(cfg, "dataset", name), own_seeds.get(name))
+                     for name in dataset_names)
     algorithms = []
     for name in _as_list(exp.get("algorithms")):
         alg = _node(cfg, "algorithm", name)

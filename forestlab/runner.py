@@ -109,7 +109,7 @@ def plan(experiment: Experiment | Any) -> list[RunSpec]:
             head = (f'{{"dataset":{_canonical(ds_identity)},"evaluation":{EVALUATION_VERSION},"fold":')
             middle = f',"learner":{_canonical(learner)},"protocol":{_canonical(proto)},"repetition":'
             tail = f',"seed":{_canonical(experiment.seed)}}}'
-            for rep in range(experiment.seeds):
+            for rep in range(experiment.seeds_of(ds)):
                 for fold in folds:
                     identity = {"dataset": ds_identity, "learner": learner, "protocol": proto,
                                 "seed": experiment.seed, "repetition": rep, "fold": fold,

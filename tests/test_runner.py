@@ -140,3 +140,25 @@ def test_a_one_class_training_part_is_a_failed_run_with_its_reason():
     record = execute_spec(specs[0].payload)
     assert record["status"] == "failed"
     assert record["error"].startswith("DatasetError: the training part of this split (2 points) holds only class")
+
+
+def test_a_dataset_may_have_its_own_number_of_seeds(workdir):
+    from forestlab.config import load_experiment
+
+    base = plan(compose(QUICK + ["seeds=2"]))
+    exp = load_experiment(QUICK + ["seeds=2", "+experiment.dataset_seeds={wdbc_sklearn: 3}"])
+    specs = plan(exp)
+    reps = {}
+    for s in specs:
+        reps.setdefault(s.dataset, set()).add(s.repetition)
+    assert reps["wdbc_sklearn"] == {0, 1, 2} and all(r == {0, 1} for d, r in reps.items() if d != "wdbc_sklearn")
+    assert exp.n_runs == len(specs) == len(base) + len(base) // len({s.dataset for s in base}) // 2
+    # the runs both plans have keep their keys (a dataset's extra seeds add runs, they change none)
+    assert {s.key for s in base} <= {s.key for s in specs}
+    assert load_experiment(QUICK + ["seeds=2"]).plan_id != exp.plan_id
+    with pytest.raises(ConfigError, match="'wdbc_sklear' is not a dataset of the experiment.*'wdbc_sklearn'"):
+        compose(QUICK + ["+experiment.dataset_seeds={wdbc_sklear: 3}"])
+    with pytest.raises(ConfigError, match="experiment.dataset_seeds.wdbc_sklearn must be >= 1"):
+        compose(QUICK + ["+experiment.dataset_seeds={wdbc_sklearn: 0}"])
+    smoke = load_experiment(QUICK + ["debug=smoke", "+experiment.dataset_seeds={wdbc_sklearn: 3}"])
+    assert {s.repetition for s in plan(smoke)} == {0, 1} and any("dataset_seeds" in n for n in smoke.notes)

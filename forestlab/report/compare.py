@@ -120,7 +120,9 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
         out.append(f"no runs stored for this configuration of {res.name} yet: run `forestlab run "
                    f"experiment={res.name}` first")
     written: dict[str, str] = {}
+    everything = res
     for spec in specs:
+        res = everything.for_table(spec)
         if spec.get("published"):
             table = comparison_table(res, spec)
             out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "
@@ -149,6 +151,7 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
         out.extend(lines)
         if csv is not None:
             written[f"{spec['name']}_pairs.csv"] = csv
+    res = everything
     if claims:
         from forestlab.studies import judge_all_cached
 

@@ -22,7 +22,11 @@ Kinds (``experiment.figures[i].kind``):
   per algorithm, AUC* and marks for other algorithms (a pruned tree) (depecker2010 Figs 1.15d, 2.12, 3.6);
 - ``roc_at_depth``: one panel per dataset, the mean test ROC of each algorithm's trees cut at one depth, with ROC*;
 - ``partition_2d``: one row per 2-d dataset, the cells of each algorithm's tree (first run) at one depth;
-- ``optimal_roc``: one panel, the optimal ROC* of every generated dataset (depecker2010 Figs 4.4, 6.1).
+- ``optimal_roc``: one panel, the optimal ROC* of every generated dataset (depecker2010 Figs 4.4, 6.1);
+- ``metric_by_x``: one panel per group of datasets, the mean of a metric over the runs of each algorithm against a
+  number attached to each dataset (``panels: [{title, x: {dataset: value}}]``), with a binomial 95% interval when
+  the metric is a rate (``rate: true``) and an optional horizontal line (``hline``): the power curves of the
+  two-sample tests against the shift, their level at shift 0 (depecker2010 chapter 6, beyond Table 6.1).
 
 ROC curves are drawn with the dataset's optimal ROC* when its runs recorded one (generated problems). Any figure
 may name the ``datasets`` it draws (default: all of the experiment's).
@@ -569,11 +573,58 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, np.array([ax]), 1, spec)
 
 
+def metric_by_x(res: ExperimentResults, spec: dict[str, Any]):
+    """One panel per entry of ``panels`` (``{title, x: {dataset: x value}}``): for each algorithm the mean of
+    ``metric`` over its runs on each dataset of the panel, against the dataset's x value (the power of a test
+    against the shift of its alternative). With ``rate: true`` each point carries its 95% Wilson interval for a
+    binomial proportion; ``hline`` draws a dashed horizontal line (the tests' level)."""
+    import matplotlib.pyplot as plt
+    from scipy.stats import norm
+
+    metric = str(spec.get("metric", "reject"))
+    panels = list(spec.get("panels") or [])
+    if not panels:
+        raise ConfigError(f"figure '{spec.get('name')}' (metric_by_x) needs panels: [{{title, x: {{dataset: "
+                          "value}}}}]")
+    algorithms = _algorithms(res, spec)
+    z = float(norm.ppf(0.975))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 3.8), squeeze=False)
+    for ax, panel in zip(axes.flat, panels, strict=True):
+        xs = {str(d): float(v) for d, v in dict(panel.get("x") or {}).items()}
+        drawn = False
+        for k, algorithm in enumerate(algorithms):
+            pts = []
+            for dataset, x in sorted(xs.items(), key=lambda kv: kv[1]):
+                v = res.values(algorithm, metric, dataset)["value"].to_numpy(dtype=float)
+                v = v[np.isfinite(v)]
+                if v.size:
+                    pts.append((x, float(v.mean()), v.size))
+            if not pts:
+                continue
+            drawn = True
+            x, m, n = (np.asarray(c, dtype=float) for c in zip(*pts, strict=True))
+            if spec.get("rate"):  # Wilson score interval of a proportion m over n runs
+                centre = (m + z * z / (2 * n)) / (1 + z * z / n)
+                half = z * np.sqrt(m * (1 - m) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+                ax.fill_between(x, centre - half, centre + half, color=f"C{k}", alpha=0.15, lw=0)
+            ax.plot(x, m, "o-", color=f"C{k}", label=algorithm, ms=4)
+        if spec.get("hline") is not None:
+            ax.axhline(float(spec["hline"]), color="grey", ls="--", lw=0.8, label=f"{float(spec['hline']):g}")
+        ax.set_xlabel(str(spec.get("x_label", "x")))
+        ax.set_ylabel(metric)
+        if spec.get("rate"):
+            ax.set_ylim(0, 1.02)
+        ax.set_title(str(panel.get("title", "")) + ("" if drawn else "  [no runs yet]"), fontsize=10)
+        if drawn:
+            ax.legend(fontsize=8, loc="upper left")
+    return _finish(fig, axes, len(panels), spec)
+
+
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
          "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
          "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d,
-         "optimal_roc": optimal_roc}
+         "optimal_roc": optimal_roc, "metric_by_x": metric_by_x}
 
 
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:

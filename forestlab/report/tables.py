@@ -11,7 +11,8 @@ Optional per cell:
   ``alpha`` (default 0.05) appends ``*`` to the cell, as some studies mark their tables. The CSV gets the columns
   ``"<label> vs <algorithm> diff"`` and ``"... p"``; ``show_p: true`` also shows the p-value as a column.
 
-A table spec may also say ``mark_best: <metric>`` (or a list): in each row, the best of the cells of that metric
+A table spec may name the ``datasets`` it shows (default: all of the experiment's), and may also say
+``mark_best: <metric>`` (or a list): in each row, the best of the cells of that metric
 is marked '▸', lower or higher being better as the metric says.
 
 A cell whose algorithm chose its hyperparameters on the test set (selection ``test``, the thesis's own "keep the
@@ -163,7 +164,7 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
     """Write every table of the experiment to ``out_dir/<name>.{md,csv,tex}``."""
     written: list[Path] = []
     for spec in res.tables():
-        table = build_table(res, spec)
+        table = build_table(res.for_table(spec), spec)
         display = _display(res, spec, table)
         out_dir.mkdir(parents=True, exist_ok=True)
         title = str(spec.get("title", spec["name"]))
