@@ -61,6 +61,9 @@ INIT_PARAMS: dict[str, dict[str, Any]] = {
     "ranking_forest": {"n_estimators": 5, "min_samples_split": 10, "leafrank_min_samples_split": 10,
                        "random_state": 0},
     "pruned_treerank": {"cv_folds": 2, "min_samples_split": 10, "leafrank_min_samples_split": 10, "random_state": 0},
+    # two-sample tests: not fitted, so not scikit-learn estimators; checked by check_two_sample_test
+    "treerank_wilcoxon": {"random_state": 0},
+    "mmd": {"n_permutations": 50, "random_state": 0},
 }
 
 #: Registry name -> {check name: reason}.
@@ -87,9 +90,17 @@ DEFAULT_GRIDS = {"c_grid": DEFAULT_C_GRID, "mu_grid": DEFAULT_MU_GRID}
 CONFIGURED_EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 
 
+def _is_test(name: str) -> bool:
+    return REGISTRY[name].task == "two_sample_test"
+
+
 def _registered_instances() -> list[Any]:
+    """Every registered learner at test size, but the two-sample tests (not fitted: scikit-learn's checks, which
+    fit, do not apply; :func:`check_two_sample_test` is their contract)."""
     out = []
     for name, entry in REGISTRY.items():
+        if _is_test(name):
+            continue
         params = INIT_PARAMS.get(name)
         if params is None:  # a learner added without test-sized params: shrink what can be shrunk
             defaults = entry.cls().get_params()
@@ -132,7 +143,9 @@ CONFIGURED_EXPECTED_FAILED_CHECKS.update({
     name: EXPECTED_FAILED_CHECKS["ranking_forest"] for name, (est, params) in CONFIGURED.items()
     if est == "ranking_forest" and params.get("aggregation", "mean_rank") != "mean_score"})
 _CONFIGURED_INSTANCES = {name: get_learner(est)(**_test_sized(params), random_state=0)
-                         for name, (est, params) in CONFIGURED.items()}
+                         for name, (est, params) in CONFIGURED.items() if not _is_test(est)}
+_CONFIGURED_TESTS = {name: get_learner(est)(**params, random_state=0)
+                     for name, (est, params) in CONFIGURED.items() if _is_test(est)}
 _CONFIG_OF_INSTANCE = {id(est): name for name, est in _CONFIGURED_INSTANCES.items()}
 
 
@@ -156,7 +169,40 @@ def test_sklearn_compatible_configured_algorithm(estimator, check):
 
 
 def test_every_configured_algorithm_is_checked():
-    assert set(_CONFIGURED_INSTANCES) == set(group_options("algorithm")) and len(_CONFIGURED_INSTANCES) >= 12
+    assert set(_CONFIGURED_INSTANCES) | set(_CONFIGURED_TESTS) == set(group_options("algorithm"))
+    assert len(_CONFIGURED_INSTANCES) >= 12 and len(_CONFIGURED_TESTS) >= 3
+
+
+def check_two_sample_test(test: Any) -> None:
+    """The two-sample test contract: it clones; ``test(X_a, X_b)`` returns a TestResult with a finite statistic
+    and a p-value in (0, 1], small on two clearly different samples and not small on two halves of one sample,
+    the same for the same ``random_state``, and leaves its inputs unchanged; bad samples (1-D, other column
+    counts, NaN, a single point) are refused with a ValueError."""
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(1.0, 1.0, (120, 3)), rng.normal(0.0, 1.0, (120, 3))
+    same = np.random.default_rng(100).normal(0.0, 1.0, (240, 3))  # a typical null sample: p about 0.5 for each test
+    unfitted = clone(test)
+    assert unfitted.get_params() == test.get_params()
+    before = A.copy()
+    result = clone(test).test(A, B)
+    assert isinstance(result, TestResult) and np.isfinite(result.statistic) and 0 < result.p_value <= 1
+    assert result.p_value < 0.05, f"no rejection on a clear shift: p = {result.p_value}"
+    assert np.array_equal(A, before)
+    assert clone(test).test(A, B) == result, "the same random_state must give the same result"
+    assert clone(test).test(same[:120], same[120:]).p_value > 0.05
+    for bad_a, bad_b in ((A[:, 0], B), (A, B[:, :2]), (np.where(A > 2, np.nan, A), B), (A[:1], B)):
+        with pytest.raises(ValueError):
+            clone(test).test(bad_a, bad_b)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in INIT_PARAMS if REGISTRY[n].task == "two_sample_test"))
+def test_registered_two_sample_tests_keep_the_contract(name):
+    check_two_sample_test(get_learner(name)(**INIT_PARAMS[name]))
+
+
+@pytest.mark.parametrize("name", sorted(_CONFIGURED_TESTS))
+def test_configured_two_sample_tests_keep_the_contract(name):
+    check_two_sample_test(_CONFIGURED_TESTS[name])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -226,6 +272,15 @@ def test_parameter_constraints_cover_every_parameter_and_fit_enforces_them(name)
     a value of a wrong type and for each constraint's invalid value."""
     cls = get_learner(name)
     assert set(cls._parameter_constraints) == set(cls().get_params())
+    if _is_test(name):  # not fitted: its test() validates the parameters
+        from sklearn.utils._param_validation import InvalidParameterError
+
+        rng = np.random.default_rng(0)
+        X_a, X_b = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
+        for param in cls._parameter_constraints:
+            with pytest.raises(InvalidParameterError, match=param):
+                cls(**{**INIT_PARAMS[name], param: object()}).test(X_a, X_b)
+        return
     check_param_validation(cls.__name__, cls(**INIT_PARAMS[name]))
 
 

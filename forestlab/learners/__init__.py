@@ -30,6 +30,7 @@ from forestlab.learners._pacbayes import PACBayesForestClassifier
 from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._treerank import TreeRank
+from forestlab.learners._two_sample import MMDTest, TreeRankWilcoxonTest
 from forestlab.learners._vote import (
     shared_tree_predictions,
     tree_prediction_indices,
@@ -93,6 +94,8 @@ register("pacbayes_forest", PACBayesForestClassifier, task="classifier")
 register("treerank", TreeRank, task="ranker")
 register("ranking_forest", RankingForest, task="ranker")
 register("pruned_treerank", PrunedTreeRank, task="ranker")
+register("treerank_wilcoxon", TreeRankWilcoxonTest, task="two_sample_test")
+register("mmd", MMDTest, task="two_sample_test")
 
 
 def get_entry(name: str) -> LearnerEntry:
@@ -133,6 +136,7 @@ __all__ = [
     "GradientBoostingCurves",
     "ImportanceForest",
     "LearnerEntry",
+    "MMDTest",
     "PACBayesForestClassifier",
     "PrunedTreeRank",
     "RBFSVC",
@@ -140,6 +144,7 @@ __all__ = [
     "RunReportMixin",
     "TestResult",
     "TreeRank",
+    "TreeRankWilcoxonTest",
     "forest_kernel",
     "get_entry",
     "get_learner",

@@ -328,6 +328,11 @@ class TreeRankWilcoxonTest(BaseEstimator):
     train_fraction : float, default=0.5
         Share of each sample used to learn the score, in (0, 1). The thesis's experiment (E9) trains on a random
         half; the R package TwoSample uses 0.6.
+    scorer : {"treerank", "mean_difference"}, default="treerank"
+        The score learnt in step 2: TreeRank (the thesis's S-WMW_TR), or, as a reference beyond the thesis, the
+        linear score x · (mean of a − mean of b) on the learning part (the plug-in estimate of the optimal score
+        when both laws are Gaussian with the same isotropic covariance, as in Table 6.1: it shows how much power the
+        two-stage test has with a nearly optimal score). ``ranker_params`` is for TreeRank only.
     ranker_params : dict or None, default=None
         TreeRank parameters overriding those of :data:`TRK_CART_PARAMS` (any of TreeRank's parameters but
         ``random_state``, which is drawn from this test's ``random_state``). None: TRK_CART as configured in the
@@ -347,8 +352,9 @@ class TreeRankWilcoxonTest(BaseEstimator):
 
     Attributes
     ----------
-    ranker_ : TreeRank
-        The ranker fitted on the learning part (after ``test``).
+    ranker_ : TreeRank or ndarray
+        The ranker fitted on the learning part (after ``test``); the direction of the linear score for
+        ``scorer="mean_difference"``.
     auc_ : float
         The test AUC of the learnt score, U / (n1 m1) with U = W − n1 (n1 + 1) / 2 (ties count ½).
     method_ : str
@@ -370,6 +376,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "train_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "scorer": [StrOptions({"treerank", "mean_difference"})],
         "ranker_params": [Mapping, None],
         "method": [StrOptions({"auto", "exact", "permutation", "asymptotic"})],
         "n_permutations": [IntNotBool(1, None, closed="left")],
@@ -381,6 +388,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
         self,
         *,
         train_fraction: float = 0.5,
+        scorer: str = "treerank",
         ranker_params: dict[str, Any] | None = None,
         method: str = "auto",
         n_permutations: int = 1000,
@@ -388,6 +396,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
         self.train_fraction = train_fraction
+        self.scorer = scorer
         self.ranker_params = ranker_params
         self.method = method
         self.n_permutations = n_permutations
@@ -436,9 +445,17 @@ class TreeRankWilcoxonTest(BaseEstimator):
         learn_b, test_b = self._split(len(B), rng)
         X_learn = np.vstack([A[learn_a], B[learn_b]])
         y_learn = np.concatenate([np.ones(len(learn_a)), -np.ones(len(learn_b))])
-        ranker = TreeRank(**params, random_state=int(rng.randint(np.iinfo(np.int32).max)))
-        ranker.fit(X_learn, y_learn)
-        scores = ranker.decision_function(np.vstack([A[test_a], B[test_b]]))
+        ranker_seed = int(rng.randint(np.iinfo(np.int32).max))
+        X_test = np.vstack([A[test_a], B[test_b]])
+        if self.scorer == "treerank":
+            ranker = TreeRank(**params, random_state=ranker_seed).fit(X_learn, y_learn)
+            scores = ranker.decision_function(X_test)
+        else:  # the linear score along the difference of the learning part's means
+            if self.ranker_params:
+                raise ValueError("ranker_params sets TreeRank's parameters: it has no use with "
+                                 "scorer='mean_difference'")
+            ranker = A[learn_a].mean(axis=0) - B[learn_b].mean(axis=0)
+            scores = X_test @ ranker
         n1, m1 = len(test_a), len(test_b)
         result, used, null = rank_sum_test(scores[:n1], scores[n1:], method=self.method,
                                            n_permutations=self.n_permutations, continuity=self.continuity,
@@ -601,12 +618,12 @@ class MMDTest(BaseEstimator):
     (:func:`median_heuristic`: median of the pairwise Euclidean distances of the pooled sample; Gretton's code uses
     σ² = ½ median ‖x − y‖², a σ smaller by √2). With X_a of m points and X_b of n (m, n >= 2, sizes may differ):
 
-    - ``null="permutation"`` (the thesis's MMD_boot; Gretton's "bootstrap" is a permutation of the pooled sample):
+    - ``null_distribution="permutation"`` (the thesis's MMD_boot; Gretton's "bootstrap" permutes the pooled sample):
       the statistic is the unbiased MMD²_u (:func:`mmd2_unbiased`); its null law is estimated by ``n_permutations``
       random relabellings of the pooled sample into m + n points, p = (1 + #{MMD²_u* >= MMD²_u}) / (1 + B). The
       pooled kernel matrix is computed once and all relabellings are evaluated by matrix products K S (S the N × B
       matrix of their indicators, in chunks), so a test at N = 2000, B = 500 takes a fraction of a second.
-    - ``null="gamma"`` (the substitute for the thesis's MMD_mom, which fitted Pearson curves on moments): the
+    - ``null_distribution="gamma"`` (the substitute for the thesis's MMD_mom, which fitted Pearson curves): the
       statistic is T = (m n / (m + n)) · MMD²_b (biased MMD²); the null is the Gamma law whose mean and variance are
       those of T's asymptotic null law, estimated on the pooled sample (:func:`mmd2_null_moments`); p = the Gamma
       survival function at T (1 if the estimated moments are not positive, e.g. all points equal). For m = n this
@@ -616,10 +633,10 @@ class MMDTest(BaseEstimator):
 
     Parameters
     ----------
-    null : {"permutation", "gamma"}, default="permutation"
+    null_distribution : {"permutation", "gamma"}, default="permutation"
         The null law (above).
     n_permutations : int, default=500
-        B of ``null="permutation"`` (unused by ``"gamma"``).
+        B of ``null_distribution="permutation"`` (unused by ``"gamma"``).
     bandwidth : "median" or float, default="median"
         σ of the Gaussian kernel, or the median heuristic.
     random_state : int, RandomState instance or None, default=None
@@ -638,12 +655,12 @@ class MMDTest(BaseEstimator):
     --------
     >>> rng = np.random.default_rng(0)
     >>> X_a, X_b = rng.normal(0.5, 1.0, (100, 2)), rng.normal(0.0, 1.0, (80, 2))
-    >>> [MMDTest(null=null, random_state=0).test(X_a, X_b).p_value < 0.01 for null in ("permutation", "gamma")]
+    >>> [MMDTest(null_distribution=d, random_state=0).test(X_a, X_b).p_value < 0.01 for d in ("permutation", "gamma")]
     [True, True]
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "null": [StrOptions({"permutation", "gamma"})],
+        "null_distribution": [StrOptions({"permutation", "gamma"})],
         "n_permutations": [IntNotBool(1, None, closed="left")],
         "bandwidth": [StrOptions({"median"}), Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -652,12 +669,12 @@ class MMDTest(BaseEstimator):
     def __init__(
         self,
         *,
-        null: str = "permutation",
+        null_distribution: str = "permutation",
         n_permutations: int = 500,
         bandwidth: str | float = "median",
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.null = null
+        self.null_distribution = null_distribution
         self.n_permutations = n_permutations
         self.bandwidth = bandwidth
         self.random_state = random_state
@@ -694,7 +711,7 @@ class MMDTest(BaseEstimator):
         self.bandwidth_ = sigma
         self.null_statistics_ = None
         self.null_mean_ = self.null_var_ = None
-        if self.null == "gamma":
+        if self.null_distribution == "gamma":
             w = np.concatenate([np.full(m, 1.0 / m), np.full(n, -1.0 / n)])
             stat = m * n / N * float(w @ K @ w)
             mean, var = mmd2_null_moments(K, m)
