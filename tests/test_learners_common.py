@@ -5,8 +5,8 @@
   (trees and hyperparameter grids shrunk for speed). A check a learner cannot pass is listed with the reason.
 - the registry (tasks, :func:`~forestlab.learners.register`'s checks), the parameter constraints (one declaration
   per learner, read by the config checks and by ``fit``), and ``run_report`` (the values the runner stores).
-- the ranker contract, :func:`check_ranker`, on every ranker of :data:`RANKERS` (a toy one until the rankers of
-  depecker2010 land: add them to the list).
+- the ranker contract, :func:`check_ranker`, on every ranker of :data:`RANKERS` (every registered ranker, and a
+  toy one), and the two-sample test contract, :func:`check_two_sample_test`, on every registered and configured test.
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ from forestlab.learners import (
     run_report,
 )
 from forestlab.learners._base import check_two_classes
+from forestlab.learners._chreg import ChReg
 from forestlab.learners._pacbayes import DEFAULT_C_GRID, DEFAULT_MU_GRID
 from forestlab.learners._pruning import PrunedTreeRank
+from forestlab.learners._rankboost import RankBoost
 from forestlab.learners._ranking_forest import RankingForest
+from forestlab.learners._rankrls import RankRLS
 from forestlab.learners._treerank import LEAFRANKS, TreeRank
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -61,6 +64,9 @@ INIT_PARAMS: dict[str, dict[str, Any]] = {
     "ranking_forest": {"n_estimators": 5, "min_samples_split": 10, "leafrank_min_samples_split": 10,
                        "random_state": 0},
     "pruned_treerank": {"cv_folds": 2, "min_samples_split": 10, "leafrank_min_samples_split": 10, "random_state": 0},
+    "rankboost": {"n_estimators": 10, "random_state": 0},
+    "rankrls": {"random_state": 0},
+    "chreg": {"n_alphas": 10, "random_state": 0},
     # two-sample tests: not fitted, so not scikit-learn estimators; checked by check_two_sample_test
     "treerank_wilcoxon": {"random_state": 0},
     "mmd": {"n_permutations": 50, "random_state": 0},
@@ -373,7 +379,7 @@ def _assert_same_report(got: dict[str, dict[str, Any]], want: dict[str, dict[str
         np.testing.assert_array_equal(got["arrays"][key], value, err_msg=key, strict=True)
 
 
-@pytest.mark.parametrize("name", group_options("algorithm"))
+@pytest.mark.parametrize("name", sorted(_CONFIGURED_INSTANCES))  # the fitted ones (a two-sample test is not)
 def test_run_report_gives_what_the_runner_read(name, binary_split):
     X, y, X_test, y_test = binary_split
     est = clone(_CONFIGURED_INSTANCES[name]).set_params(random_state=4).fit(X, y)
@@ -400,7 +406,7 @@ def test_run_report_without_test_data_and_for_a_third_party_estimator(binary_spl
 
 
 def test_every_registered_learner_has_the_run_report_mixin():
-    assert all(issubclass(entry.cls, RunReportMixin) for entry in REGISTRY.values())
+    assert all(issubclass(entry.cls, RunReportMixin) for entry in REGISTRY.values() if entry.task != "two_sample_test")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -496,6 +502,9 @@ RANKERS: list[Any] = [LinearMeanRanker(random_state=0), RankingForest(**INIT_PAR
 #: TreeRank with each LeafRank (dyadic: 2 bins per variable; with 4, most cells of the 4-D contract data are
 #: empty at test time)
 RANKERS += [TreeRank(leafrank=leafrank, dyadic_resolution=1, random_state=0) for leafrank in LEAFRANKS]
+#: depecker2010's competitors (Tables A.3, A.4)
+RANKERS += [RankBoost(n_estimators=20, random_state=0), RankRLS(kernel="rbf", random_state=0),
+            RankRLS(kernel="linear", random_state=0), ChReg(n_alphas=10, random_state=0)]
 
 
 @pytest.mark.parametrize("ranker", RANKERS, ids=lambda r: type(r).__name__)

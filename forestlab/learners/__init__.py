@@ -23,12 +23,15 @@ from dataclasses import dataclass
 
 from forestlab.errors import ConfigError
 from forestlab.learners._base import RunReportMixin, TestResult, run_report
+from forestlab.learners._chreg import ChReg
 from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
 from forestlab.learners._pacbayes import PACBayesForestClassifier
 from forestlab.learners._pruning import PrunedTreeRank
+from forestlab.learners._rankboost import RankBoost
 from forestlab.learners._ranking_forest import RankingForest
+from forestlab.learners._rankrls import RankRLS
 from forestlab.learners._treerank import TreeRank
 from forestlab.learners._two_sample import MMDTest, TreeRankWilcoxonTest
 from forestlab.learners._vote import (
@@ -94,6 +97,9 @@ register("pacbayes_forest", PACBayesForestClassifier, task="classifier")
 register("treerank", TreeRank, task="ranker")
 register("ranking_forest", RankingForest, task="ranker")
 register("pruned_treerank", PrunedTreeRank, task="ranker")
+register("rankboost", RankBoost, task="ranker")
+register("rankrls", RankRLS, task="ranker")
+register("chreg", ChReg, task="ranker")
 register("treerank_wilcoxon", TreeRankWilcoxonTest, task="two_sample_test")
 register("mmd", MMDTest, task="two_sample_test")
 
@@ -131,6 +137,7 @@ __all__ = [
     "REGISTRY",
     "TASKS",
     "BreimanForestClassifier",
+    "ChReg",
     "ErrorEstimatesForest",
     "ForestKernelSVC",
     "GradientBoostingCurves",
@@ -140,6 +147,8 @@ __all__ = [
     "PACBayesForestClassifier",
     "PrunedTreeRank",
     "RBFSVC",
+    "RankBoost",
+    "RankRLS",
     "RankingForest",
     "RunReportMixin",
     "TestResult",
