@@ -44,6 +44,7 @@ from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._rankboost import RankBoost
 from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._rankrls import RankRLS
+from forestlab.learners._ranksvm import RankSVM
 from forestlab.learners._treerank import LEAFRANKS, TreeRank
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -66,6 +67,7 @@ INIT_PARAMS: dict[str, dict[str, Any]] = {
     "pruned_treerank": {"cv_folds": 2, "min_samples_split": 10, "leafrank_min_samples_split": 10, "random_state": 0},
     "rankboost": {"n_estimators": 10, "random_state": 0},
     "rankrls": {"random_state": 0},
+    "ranksvm": {"random_state": 0},
     "chreg": {"n_alphas": 10, "random_state": 0},
     # two-sample tests: not fitted, so not scikit-learn estimators; checked by check_two_sample_test
     "treerank_wilcoxon": {"random_state": 0},
@@ -504,7 +506,8 @@ RANKERS: list[Any] = [LinearMeanRanker(random_state=0), RankingForest(**INIT_PAR
 RANKERS += [TreeRank(leafrank=leafrank, dyadic_resolution=1, random_state=0) for leafrank in LEAFRANKS]
 #: depecker2010's competitors (Tables A.3, A.4)
 RANKERS += [RankBoost(n_estimators=20, random_state=0), RankRLS(kernel="rbf", random_state=0),
-            RankRLS(kernel="linear", random_state=0), ChReg(n_alphas=10, random_state=0)]
+            RankRLS(kernel="linear", random_state=0), ChReg(n_alphas=10, random_state=0),
+            RankSVM(kernel="linear", random_state=0), RankSVM(kernel="rbf", random_state=0)]
 
 
 @pytest.mark.parametrize("ranker", RANKERS, ids=lambda r: type(r).__name__)

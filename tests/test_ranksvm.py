@@ -105,7 +105,7 @@ def test_cut_qp_is_exact_on_nearly_parallel_cuts(seed):
     pos = rng.random(200) < 0.5
     Z[pos] += 0.3
     n_pairs = pos.sum() * (~pos).sum()
-    w_star = RankSVM(C=1.0, tol=1e-10).fit(Z, np.where(pos, 1, -1)).coef_
+    w_star = RankSVM(scale=False, C=1.0, tol=1e-10).fit(Z, np.where(pos, 1, -1)).coef_
     A, b = np.zeros((60, 5)), np.zeros(60)  # cut 0 = (0, 0): ξ >= 0
     for k in range(1, 60):
         s = Z @ (w_star + 10.0 ** rng.uniform(-4, -1) * rng.normal(size=5))
@@ -135,7 +135,7 @@ def test_cut_qp_is_exact_on_nearly_parallel_cuts(seed):
 def test_linear_matches_the_explicit_pair_problem(C):
     X, y = _problem()
     X_test, _ = _problem(seed=1)
-    ranker = RankSVM(C=C, tol=1e-9).fit(X, y)
+    ranker = RankSVM(scale=False, C=C, tol=1e-9).fit(X, y)
     gamma, lower = _explicit_pair_dual(X @ X.T, _pairs(y), C)
     w_direct = X.T @ gamma
     j_direct = _objective(X @ X.T, gamma, y, C)
@@ -159,7 +159,7 @@ def test_linear_C_multiplies_the_sum_of_pair_slacks(C):
     diffs = X[pairs[:, 0]] - X[pairs[:, 1]]
     svc = LinearSVC(loss="hinge", fit_intercept=False, C=C / 2, tol=1e-10, max_iter=1_000_000)
     svc.fit(np.vstack([diffs, -diffs]), np.r_[np.ones(len(diffs)), -np.ones(len(diffs))])
-    ranker = RankSVM(C=C, tol=1e-9).fit(X, y)
+    ranker = RankSVM(scale=False, C=C, tol=1e-9).fit(X, y)
     assert np.allclose(ranker.coef_, svc.coef_.ravel(), rtol=1e-6, atol=1e-8)
 
 
@@ -167,7 +167,7 @@ def test_linear_C_multiplies_the_sum_of_pair_slacks(C):
 def test_rbf_matches_the_kernelised_explicit_pair_problem(C):
     X, y = _problem(d=2)
     X_test, _ = _problem(d=2, seed=1)
-    ranker = RankSVM(kernel="rbf", C=C, tol=1e-9).fit(X, y)
+    ranker = RankSVM(scale=False, kernel="rbf", C=C, tol=1e-9).fit(X, y)
     gamma_ = 1.0 / (X.shape[1] * X.var())
     assert ranker.gamma_ == pytest.approx(gamma_)
     K = np.exp(-gamma_ * ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1))
@@ -189,7 +189,7 @@ def test_rbf_kernel_map_scores_the_training_points_as_the_solver_did():
     from sklearn.metrics import roc_auc_score
 
     X, y = _problem(n=60, d=4)
-    ranker = RankSVM(kernel="rbf", C=0.1, gamma=0.5).fit(X, y)
+    ranker = RankSVM(scale=False, kernel="rbf", C=0.1, gamma=0.5).fit(X, y)
     scores = ranker.decision_function(X)
     loss = pairwise_hinge(scores[y == 1], scores[y != 1])[0]
     assert loss / (30 * 30) == pytest.approx(ranker.diagnostics_["mean_pair_hinge"], rel=1e-8, abs=1e-12)
@@ -204,12 +204,12 @@ def test_rbf_kernel_map_scores_the_training_points_as_the_solver_did():
 def test_fit_is_deterministic_and_row_order_only_moves_within_tolerance(kernel):
     X, y = _problem(n=80, d=5)
     X_test, _ = _problem(n=40, d=5, seed=1)
-    first = RankSVM(kernel=kernel, C=0.5).fit(X, y)
-    again = RankSVM(kernel=kernel, C=0.5).fit(X, y)
+    first = RankSVM(scale=False, kernel=kernel, C=0.5).fit(X, y)
+    again = RankSVM(scale=False, kernel=kernel, C=0.5).fit(X, y)
     assert np.array_equal(first.decision_function(X_test), again.decision_function(X_test))
     assert first.diagnostics_ == again.diagnostics_
     order = np.random.default_rng(0).permutation(len(y))
-    shuffled = RankSVM(kernel=kernel, C=0.5).fit(X[order], y[order])
+    shuffled = RankSVM(scale=False, kernel=kernel, C=0.5).fit(X[order], y[order])
     n_pairs = 40 * 40
     assert abs(shuffled.objective_ - first.objective_) <= 2 * 0.5 * 1e-3 * n_pairs
 
@@ -217,32 +217,32 @@ def test_fit_is_deterministic_and_row_order_only_moves_within_tolerance(kernel):
 def test_stopping_rule_certifies_the_gap():
     X, y = _problem(n=100, d=5)
     for tol in (1e-2, 1e-4):
-        ranker = RankSVM(C=1.0, tol=tol).fit(X, y)
+        ranker = RankSVM(scale=False, C=1.0, tol=tol).fit(X, y)
         assert 0 <= ranker.diagnostics_["duality_gap"] <= 1.0 * tol * 50 * 50
-    tight = RankSVM(C=1.0, tol=1e-9).fit(X, y)
+    tight = RankSVM(scale=False, C=1.0, tol=1e-9).fit(X, y)
     assert tight.objective_ <= ranker.objective_ <= tight.objective_ + 1e-4 * 50 * 50
 
 
 def test_max_iter_warns_and_keeps_the_best_point():
     X, y = _problem(n=100, d=5)
     with pytest.warns(ConvergenceWarning, match="did not converge in max_iter=1"):
-        ranker = RankSVM(tol=1e-9, max_iter=1).fit(X, y)
+        ranker = RankSVM(scale=False, tol=1e-9, max_iter=1).fit(X, y)
     assert ranker.n_iter_ == 1 and np.all(np.isfinite(ranker.coef_))
     assert ranker.objective_ <= 1.0 * 50 * 50  # no worse than w = 0 (every pair's hinge is 1)
 
 
 def test_labels_any_two_classes_the_greater_positive():
     X, y = _problem()
-    reference = RankSVM().fit(X, y).decision_function(X)
+    reference = RankSVM(scale=False).fit(X, y).decision_function(X)
     for labels in ((0, 1), ("a", "b"), (-1, 1)):
         y_named = np.where(y == 1, labels[1], labels[0])
-        ranker = RankSVM().fit(X, y_named)
+        ranker = RankSVM(scale=False).fit(X, y_named)
         assert list(ranker.classes_) == list(labels)
         assert np.allclose(ranker.decision_function(X), reference)
     with pytest.raises(ValueError, match="exactly 2 classes"):
-        RankSVM().fit(X, np.arange(len(y)) % 3)
+        RankSVM(scale=False).fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="one class"):
-        RankSVM().fit(X, np.ones(len(y)))
+        RankSVM(scale=False).fit(X, np.ones(len(y)))
 
 
 @pytest.mark.parametrize("params", [{"C": 0}, {"C": -1.0}, {"kernel": "poly"}, {"gamma": "auto"}, {"gamma": 0.0},
@@ -250,21 +250,21 @@ def test_labels_any_two_classes_the_greater_positive():
 def test_invalid_parameters_are_refused(params):
     X, y = _problem()
     with pytest.raises(InvalidParameterError):
-        RankSVM(**params).fit(X, y)
+        RankSVM(scale=False, **params).fit(X, y)
 
 
 def test_linear_scores_are_X_coef_and_translation_invariant():
     X, y = _problem(n=50)
-    ranker = RankSVM(C=0.2, tol=1e-8).fit(X, y)
+    ranker = RankSVM(scale=False, C=0.2, tol=1e-8).fit(X, y)
     assert np.allclose(ranker.decision_function(X), X @ ranker.coef_)
-    moved = RankSVM(C=0.2, tol=1e-8).fit(X + 5.0, y)  # no intercept is needed: only differences count
+    moved = RankSVM(scale=False, C=0.2, tol=1e-8).fit(X + 5.0, y)  # no intercept is needed: only differences count
     assert moved.objective_ == pytest.approx(ranker.objective_, rel=1e-6)
     assert np.allclose(moved.coef_, ranker.coef_, atol=1e-3)
 
 
 def test_run_report_holds_the_diagnostics():
     X, y = _problem()
-    report = RankSVM(kernel="rbf").fit(X, y).run_report()
+    report = RankSVM(scale=False, kernel="rbf").fit(X, y).run_report()
     assert set(report["values"]) == {"n_iter", "objective", "duality_gap", "mean_pair_hinge", "train_auc",
                                      "n_components"}
     assert all(isinstance(v, float) for v in report["values"].values())
@@ -272,7 +272,7 @@ def test_run_report_holds_the_diagnostics():
 
 def test_refit_with_another_kernel_drops_the_old_solution():
     X, y = _problem()
-    ranker = RankSVM().fit(X, y)
+    ranker = RankSVM(scale=False).fit(X, y)
     ranker.set_params(kernel="rbf").fit(X, y)
     assert not hasattr(ranker, "coef_") and hasattr(ranker, "dual_coef_")
     ranker.set_params(kernel="linear").fit(X, y)
@@ -284,9 +284,24 @@ def test_refit_with_another_kernel_drops_the_old_solution():
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_ranker_contract(kernel):
-    check_ranker(RankSVM(kernel=kernel, random_state=0))
+    check_ranker(RankSVM(scale=False, kernel=kernel, random_state=0))
 
 
-@parametrize_with_checks([RankSVM(random_state=0), RankSVM(kernel="rbf", random_state=0)])
+@parametrize_with_checks([RankSVM(scale=False, random_state=0), RankSVM(scale=False, kernel="rbf", random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_scale_fits_on_the_standardised_variables():
+    """scale=True (the default) is the same ranker fitted on the variables standardised on the training data: the
+    units of a variable no longer matter."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(80, 3)) * np.array([1.0, 100.0, 0.01]) + np.array([5.0, -3.0, 0.0])
+    y = np.where(X[:, 0] - 5 + (X[:, 1] + 3) / 100 + rng.normal(size=80) > 0, 1, -1)
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    for kernel in ("linear", "rbf"):
+        scaled = RankSVM(kernel=kernel).fit(X, y)
+        by_hand = RankSVM(kernel=kernel, scale=False).fit((X - mean) / std, y)
+        np.testing.assert_allclose(scaled.decision_function(X), by_hand.decision_function((X - mean) / std),
+                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scaled.mean_, mean) and np.testing.assert_allclose(scaled.scale_, std)

@@ -32,6 +32,7 @@ from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._rankboost import RankBoost
 from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._rankrls import RankRLS
+from forestlab.learners._ranksvm import RankSVM
 from forestlab.learners._treerank import TreeRank
 from forestlab.learners._two_sample import MMDTest, TreeRankWilcoxonTest
 from forestlab.learners._vote import (
@@ -99,6 +100,7 @@ register("ranking_forest", RankingForest, task="ranker")
 register("pruned_treerank", PrunedTreeRank, task="ranker")
 register("rankboost", RankBoost, task="ranker")
 register("rankrls", RankRLS, task="ranker")
+register("ranksvm", RankSVM, task="ranker")
 register("chreg", ChReg, task="ranker")
 register("treerank_wilcoxon", TreeRankWilcoxonTest, task="two_sample_test")
 register("mmd", MMDTest, task="two_sample_test")
@@ -149,6 +151,7 @@ __all__ = [
     "RBFSVC",
     "RankBoost",
     "RankRLS",
+    "RankSVM",
     "RankingForest",
     "RunReportMixin",
     "TestResult",

@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
 __all__ = ["IntNotBool", "PositiveGrid", "RunReportMixin", "TestResult", "check_test_pair", "check_two_classes",
-           "run_report"]
+           "run_report", "standardisation"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +134,14 @@ def check_test_pair(X_test: Any, y_test: Any) -> None:
     """ValueError unless test data come whole: both ``X_test`` and ``y_test``, or neither."""
     if (X_test is None) != (y_test is None):
         raise ValueError("error_curves needs both X_test and y_test, or neither")
+
+
+def standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and standard deviation of each column (1 for a constant column).
+
+    >>> standardisation(np.array([[0.0, 5.0], [2.0, 5.0]]))
+    (array([1., 5.]), array([1., 1.]))
+    """
+    mean = X.mean(axis=0)
+    std = X.std(axis=0)
+    return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)

@@ -51,10 +51,10 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import RunReportMixin, check_two_classes
+from forestlab.learners._base import RunReportMixin, check_two_classes, standardisation
 from forestlab.learners._cache import FitCache
 
-__all__ = ["RankRLS", "laplacian_power", "resolve_gamma", "standardisation"]
+__all__ = ["RankRLS", "laplacian_power", "resolve_gamma"]
 
 _CHUNK = 4096
 
@@ -108,17 +108,6 @@ def laplacian_power(M: np.ndarray, pos: np.ndarray, pairs: str, power: float) ->
     w = np.where(pos, n_neg, -n_pos).astype(np.float64) / np.sqrt(float(n_pos) * n_neg * n)
     along = w[col] * (np.sqrt(float(n_pos) * n_neg / n) * (mean_pos - mean_neg))
     return scale * within + float(n) ** power * along
-
-
-def standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The mean and standard deviation of each column (1 for a constant column).
-
-    >>> standardisation(np.array([[0.0, 5.0], [2.0, 5.0]]))
-    (array([1., 5.]), array([1., 1.]))
-    """
-    mean = X.mean(axis=0)
-    std = X.std(axis=0)
-    return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
 
 
 class _RankRLSDecomposition(BaseEstimator):

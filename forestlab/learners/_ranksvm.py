@@ -74,7 +74,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
+from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes, standardisation
 
 __all__ = ["EIGEN_RTOL", "RankSVM", "pairwise_hinge"]
 
@@ -381,6 +381,11 @@ class RankSVM(RunReportMixin, BaseEstimator):
     max_iter : int, default=1000
         Most cutting-plane iterations (cuts added). A fit that stops there warns (ConvergenceWarning) and keeps the
         best point found.
+    scale : bool, default=True
+        Standardise the variables on the training data (mean 0, standard deviation 1; a constant variable keeps
+        scale 1) before the kernel, as RF1_SVM's SVM LeafRank (TreeRank's ``svm_scale``) and RankRLS do, so that the
+        penalty and ``gamma="scale"`` (then 1 / n_features) weigh every variable alike whatever its unit.
+        False: the variables as given (SVM^rank's own behaviour).
     random_state : int, RandomState instance or None, default=None
         Not used: the fit is deterministic. Accepted for the rankers' common interface.
 
@@ -390,12 +395,14 @@ class RankSVM(RunReportMixin, BaseEstimator):
         The two labels; ``classes_[1]`` (+1) is the positive class.
     n_features_in_ : int
         Number of features seen in ``fit``.
+    mean_, scale_ : ndarray of shape (n_features_in_,)
+        The standardisation applied to every X (zeros and ones when ``scale=False``).
     coef_ : ndarray of shape (n_features_in_,)
-        w (linear kernel only): the score is ``X @ coef_``.
+        w (linear kernel only): the score is ``((X - mean_) / scale_) @ coef_``.
     dual_coef_ : ndarray of shape (n_samples,)
         γ (RBF kernel only): the score of x is Σ_i γ_i k(x, X_fit_[i]).
     X_fit_ : ndarray of shape (n_samples, n_features_in_)
-        The training points (RBF kernel only).
+        The training points, standardised when ``scale`` (RBF kernel only).
     gamma_ : float
         The RBF width used (RBF kernel only).
     n_components_ : int
@@ -423,6 +430,7 @@ class RankSVM(RunReportMixin, BaseEstimator):
         "gamma": [StrOptions({"scale"}), Interval(numbers.Real, 0, None, closed="neither")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [IntNotBool(1, None, closed="left")],
+        "scale": ["boolean"],
         "random_state": ["random_state"],
     }
 
@@ -434,6 +442,7 @@ class RankSVM(RunReportMixin, BaseEstimator):
         gamma: str | float = "scale",
         tol: float = 1e-3,
         max_iter: int = 1000,
+        scale: bool = True,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
         self.C = C
@@ -441,6 +450,7 @@ class RankSVM(RunReportMixin, BaseEstimator):
         self.gamma = gamma
         self.tol = tol
         self.max_iter = max_iter
+        self.scale = scale
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any) -> RankSVM:
@@ -473,6 +483,11 @@ class RankSVM(RunReportMixin, BaseEstimator):
         pos = codes == 1
         for name in ("coef_", "dual_coef_", "X_fit_", "gamma_"):  # a refit with another kernel
             self.__dict__.pop(name, None)
+        if self.scale:
+            self.mean_, self.scale_ = standardisation(X)
+            X = (X - self.mean_) / self.scale_
+        else:
+            self.mean_, self.scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
         if self.kernel == "linear":
             Z = X
         else:
@@ -530,10 +545,12 @@ class RankSVM(RunReportMixin, BaseEstimator):
         Returns
         -------
         ndarray of float64, shape (n_samples,)
-            w·φ(x): ``X @ coef_`` (linear), Σ_i γ_i k(x, x_i) (RBF).
+            w·φ(x) of the (standardised) x: ``x @ coef_`` (linear), Σ_i γ_i k(x, x_i) (RBF).
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.scale:
+            X = (X - self.mean_) / self.scale_
         coef = getattr(self, "coef_", None)
         if coef is not None:
             return X @ coef
