@@ -306,7 +306,9 @@ class ExperimentResults:
         """The results a table or figure spec draws on: restricted to its ``datasets`` when it names some (a table
         of the level checks beside the table of the powers, say), else all of them."""
         names = spec.get("datasets")
-        return self.only_datasets([str(d) for d in names]) if names else self
+        if not names or not self.datasets:  # no plan recorded yet: nothing to restrict
+            return self
+        return self.only_datasets([str(d) for d in names])
 
     def only_datasets(self, datasets: Sequence[str]) -> ExperimentResults:
         """A view of these results restricted to some of the planned datasets (a figure about a few of them).

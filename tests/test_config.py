@@ -12,7 +12,9 @@ def test_every_experiment_composes_and_plans(experiment):
     assert cfg.experiment.name == experiment
     specs = plan(cfg)
     folds = cfg.protocol.n_folds if cfg.protocol.kind == "kfold" else 1
-    assert len(specs) == len(cfg.experiment.datasets) * len(cfg.experiment.algorithms) * cfg.seeds * folds
+    own = cfg.experiment.get("dataset_seeds") or {}  # datasets with their own number of seeds
+    seeds = sum(int(own.get(d, cfg.seeds)) for d in cfg.experiment.datasets)
+    assert len(specs) == seeds * len(cfg.experiment.algorithms) * folds
     assert len({s.key for s in specs}) == len(specs)
 
 

@@ -52,7 +52,7 @@ CLASS_COUNTS = {
 GENERATED = {"ringnorm", "twonorm",  # and depecker2010's simulated problems (tests/test_ranking_data.py)
              "unif2d", "gauss_croix2d", "gauss_lin2d", "gauss_quad2d",
              "gauss_easy20d", "gauss_med20d", "gauss_hard20d",
-             *(f"gauss_shift_q{q}_d{d}" for q in (10, 30) for d in ("020", "010", "008", "005"))}
+             *(f"gauss_shift_q{q}_d{d}" for q in (10, 30) for d in ("020", "010", "008", "005", "000", "015", "030"))}
 
 
 def cfg_of(name: str) -> dict:
