@@ -6,6 +6,10 @@ the others), the experiment-wide parameters and the ``limits`` applied, the prot
 the reports need (tables, figures, claims). Validation (:func:`forestlab.config.validate`), planning
 (:func:`forestlab.runner.plan`), the dry run and the reports all read this one object, built once per command.
 
+Each dataset runs ``seeds`` repetitions, or its own number when ``experiment.dataset_seeds`` names it (the level
+checks of depecker2010's two-sample tests: 200 null samples beside 100 per alternative); repetition r is the same run
+either way, so a dataset's extra seeds add runs and change none.
+
 An experiment's *plan id* hashes everything in it that decides which runs it has (not the metrics, tables or
 figures): ``forestlab run`` records the plan under that id in the store, and the reports read the runs of the plan
 with the same id, so they never re-plan.
