@@ -196,3 +196,24 @@ def test_table6_1_claims():
     assert judge("table6_1_tests_hold_their_level", _test_runs(liberal, 200), n_resamples=10).verdict \
         == "DOES NOT HOLD"
     assert judge("table6_1_tests_hold_their_level", _test_runs(power)).verdict == "NOT TESTED"
+
+
+def test_power_curves_figure_and_a_table_of_some_datasets():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from forestlab.report.figures import metric_by_x
+
+    rates = {"gauss_shift_q10_d000": 0.05, "gauss_shift_q10_d010": 0.3, "gauss_shift_q10_d020": 0.9}
+    res = _test_runs({"mmd_boot": rates, "treerank_wilcoxon": {d: r / 2 for d, r in rates.items()}})
+    spec = {"name": "power_curves", "metric": "reject", "rate": True, "hline": 0.05, "x_label": "delta",
+            "panels": [{"title": "q = 10", "x": {"gauss_shift_q10_d000": 0.0, "gauss_shift_q10_d010": 0.1,
+                                                  "gauss_shift_q10_d020": 0.2}}]}
+    fig = metric_by_x(res, spec)
+    (ax,) = fig.axes
+    curves = {line.get_label(): line for line in ax.get_lines()}
+    np.testing.assert_allclose(curves["mmd_boot"].get_ydata(), [0.05, 0.3, 0.9])
+    np.testing.assert_allclose(curves["treerank_wilcoxon"].get_xdata(), [0.0, 0.1, 0.2])
+    assert len(ax.collections) == 2  # one Wilson band per test
+    some = res.for_table({"datasets": ["gauss_shift_q10_d000"]})
+    assert some.datasets == ["gauss_shift_q10_d000"] and res.for_table({}) is res
