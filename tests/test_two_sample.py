@@ -337,3 +337,15 @@ def test_the_linear_reference_score_is_near_optimal_on_a_mean_shift():
     assert rejections["mean_difference"] >= 6 and rejections["mean_difference"] > rejections["treerank"]
     with pytest.raises(ValueError, match="no use with scorer='mean_difference'"):
         TreeRankWilcoxonTest(scorer="mean_difference", ranker_params={"max_depth": 2}).test(A, B)
+
+
+def test_the_pruned_tree_reading_scores_with_a_cross_validated_subtree():
+    from forestlab.learners import PrunedTreeRank
+
+    rng = np.random.default_rng(5)
+    A, B = rng.normal(0.5, 1.0, (150, 3)), rng.normal(0.0, 1.0, (150, 3))
+    pruned = TreeRankWilcoxonTest(scorer="pruned_treerank", random_state=0)
+    full = TreeRankWilcoxonTest(random_state=0)
+    assert pruned.test(A, B).p_value < 0.05 and isinstance(pruned.ranker_, PrunedTreeRank)
+    full.test(A, B)
+    assert pruned.ranker_.n_leaves_ <= full.ranker_.n_leaves_

@@ -328,8 +328,10 @@ class TreeRankWilcoxonTest(BaseEstimator):
     train_fraction : float, default=0.5
         Share of each sample used to learn the score, in (0, 1). The thesis's experiment (E9) trains on a random
         half; the R package TwoSample uses 0.6.
-    scorer : {"treerank", "mean_difference"}, default="treerank"
-        The score learnt in step 2: TreeRank (the thesis's S-WMW_TR), or, as a reference beyond the thesis, the
+    scorer : {"treerank", "pruned_treerank", "mean_difference"}, default="treerank"
+        The score learnt in step 2: TreeRank (the thesis's S-WMW_TR); the same tree pruned by 10-fold
+        cross-validation of its penalised AUC (:class:`~forestlab.learners.PrunedTreeRank`, the thesis's chapter 3
+        model selection: a reading of the unreported tree size, §6 item 20); or, as a reference beyond the thesis, the
         linear score x · (mean of a − mean of b) on the learning part (the plug-in estimate of the optimal score
         when both laws are Gaussian with the same isotropic covariance, as in Table 6.1: it shows how much power the
         two-stage test has with a nearly optimal score). ``ranker_params`` is for TreeRank only.
@@ -376,7 +378,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "train_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "scorer": [StrOptions({"treerank", "mean_difference"})],
+        "scorer": [StrOptions({"treerank", "pruned_treerank", "mean_difference"})],
         "ranker_params": [Mapping, None],
         "method": [StrOptions({"auto", "exact", "permutation", "asymptotic"})],
         "n_permutations": [IntNotBool(1, None, closed="left")],
@@ -447,8 +449,14 @@ class TreeRankWilcoxonTest(BaseEstimator):
         y_learn = np.concatenate([np.ones(len(learn_a)), -np.ones(len(learn_b))])
         ranker_seed = int(rng.randint(np.iinfo(np.int32).max))
         X_test = np.vstack([A[test_a], B[test_b]])
-        if self.scorer == "treerank":
-            ranker = TreeRank(**params, random_state=ranker_seed).fit(X_learn, y_learn)
+        if self.scorer in ("treerank", "pruned_treerank"):
+            if self.scorer == "treerank":
+                ranker = TreeRank(**params, random_state=ranker_seed)
+            else:
+                from forestlab.learners._pruning import PrunedTreeRank
+
+                ranker = PrunedTreeRank(**params, random_state=ranker_seed)
+            ranker.fit(X_learn, y_learn)
             scores = ranker.decision_function(X_test)
         else:  # the linear score along the difference of the learning part's means
             if self.ranker_params:
