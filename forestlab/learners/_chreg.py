@@ -52,8 +52,7 @@ from sklearn.utils import ClassifierTags, check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
-from forestlab.learners._rankrls import standardisation
+from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes, standardisation
 
 __all__ = ["MAX_DEVIANCE_EXPLAINED", "PATH_SPAN", "REFIT_C", "SAGA_TOL", "ChReg", "log_likelihood"]
 
