@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
-__all__ = ["IntNotBool", "PositiveGrid", "RunReportMixin", "TestResult", "check_test_pair", "check_two_classes",
-           "run_report", "standardisation"]
+__all__ = ["BipartiteRankerMixin", "IntNotBool", "PositiveGrid", "RunReportMixin", "TestResult", "check_test_pair",
+           "check_two_classes", "run_report", "standardisation"]
 
 
 @dataclass(frozen=True)
@@ -145,3 +147,25 @@ def standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean = X.mean(axis=0)
     std = X.std(axis=0)
     return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
+
+
+class BipartiteRankerMixin:
+    """What every bipartite ranker shares (TreeRank, its forests and pruned tree, RankBoost, RankSVM, RankRLS, ChReg):
+    scikit-learn tags saying it fits binary labels (its checks then give it two classes, never more), and the check
+    of its training data. Put it before ``BaseEstimator`` in the bases."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        tags.target_tags.required = True
+        return tags
+
+    def _validate_bipartite(self, X: Any, y: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``validate_data`` (float64, finite) and exactly two classes: (X, classes, codes), codes 1 = positive
+        (the greater label); ValueError naming the learner (``name``) otherwise."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        classes, codes = check_two_classes(y, name)
+        if len(classes) != 2:
+            raise ValueError(f"{name} is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
+                             f"{len(classes)}: {list(classes)!r}")
+        return X, classes, codes

@@ -48,11 +48,16 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import l1_min_c
-from sklearn.utils import ClassifierTags, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes, standardisation
+from forestlab.learners._base import (
+    BipartiteRankerMixin,
+    IntNotBool,
+    RunReportMixin,
+    standardisation,
+)
 
 __all__ = ["MAX_DEVIANCE_EXPLAINED", "PATH_SPAN", "REFIT_C", "SAGA_TOL", "ChReg", "log_likelihood"]
 
@@ -83,7 +88,7 @@ def log_likelihood(z: np.ndarray, y01: np.ndarray) -> float:
     return float(-np.sum(np.logaddexp(0.0, np.where(y01 == 1, -z, z))))
 
 
-class ChReg(RunReportMixin, BaseEstimator):
+class ChReg(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """LASSO logistic regression, BIC along the path, unpenalised refit (the ChReg baseline); a bipartite ranker.
 
     See the module docstring for the standardisation, the path grid, the two readings of BIC and the refit.
@@ -179,11 +184,7 @@ class ChReg(RunReportMixin, BaseEstimator):
             If the labels are not exactly two classes.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "ChReg")
-        if len(classes) != 2:
-            raise ValueError(f"ChReg is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "ChReg")
         self.classes_ = classes
         n_samples, n_features = X.shape
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -259,13 +260,6 @@ class ChReg(RunReportMixin, BaseEstimator):
         model = LogisticRegression(C=REFIT_C, solver="newton-cholesky", tol=1e-8, max_iter=REFIT_MAX_ITER)
         self._quiet_fit(model, Xa, y01)
         return model.coef_[0].copy(), float(model.intercept_[0]), log_likelihood(model.decision_function(Xa), y01)
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
 
     # ------------------------------------------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:

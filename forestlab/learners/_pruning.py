@@ -43,11 +43,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
+from forestlab.learners._base import BipartiteRankerMixin, IntNotBool, RunReportMixin
 from forestlab.learners._kernel import derived_seeds
 from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order
 
@@ -575,7 +574,7 @@ def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarr
 _TREERANK_PARAMS = TREERANK_PARAMS
 
 
-class PrunedTreeRank(RunReportMixin, BaseEstimator):
+class PrunedTreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """TreeRank pruned by penalised AUC, the penalty fixed or chosen by V-fold cross-validation (depecker2010 §2.8).
 
     ``fit`` grows a :class:`~forestlab.learners._treerank.TreeRank` T_max on all the data (the TreeRank parameters
@@ -725,11 +724,7 @@ dyadic_resolution :
         self : PrunedTreeRank
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "PrunedTreeRank")
-        if len(classes) != 2:
-            raise ValueError(f"PrunedTreeRank is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "PrunedTreeRank")
         if self.ccp_alpha is None:
             smallest = int(np.bincount(codes).min())
             if smallest < self.cv_folds:
@@ -797,13 +792,6 @@ dyadic_resolution :
                 by_index[j] = float(roc_auc_score(y_test, subtree_scores(tree, path.split_masks[j], leaf_ids)))
             out[k] = by_index[j]
         return out
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels (as TreeRank): scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
 
     def apply(self, X: Any) -> np.ndarray:
         """The terminal node of the pruned tree (a node id of ``tree_``) each sample falls in.

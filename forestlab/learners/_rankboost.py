@@ -45,11 +45,10 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.metrics import roc_auc_score
-from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes
+from forestlab.learners._base import BipartiteRankerMixin, IntNotBool, RunReportMixin
 
 __all__ = ["RankBoost", "stump_candidates"]
 
@@ -84,7 +83,7 @@ def stump_candidates(X_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return valid, thresholds
 
 
-class RankBoost(RunReportMixin, BaseEstimator):
+class RankBoost(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """RankBoost.B with threshold stumps (Freund et al. 2003); a bipartite ranker.
 
     See the module docstring for the pair distribution, the weak rankers, the threshold candidates and the step rule.
@@ -167,11 +166,7 @@ class RankBoost(RunReportMixin, BaseEstimator):
             If the labels are not exactly two classes.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "RankBoost")
-        if len(classes) != 2:
-            raise ValueError(f"RankBoost is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "RankBoost")
         self.classes_ = classes
         pos = codes == 1
         n_pos, n_neg = int(pos.sum()), int((~pos).sum())
@@ -218,13 +213,6 @@ class RankBoost(RunReportMixin, BaseEstimator):
         self.Z_ = np.asarray(zs, dtype=np.float64)
         self.train_auc_ = float(roc_auc_score(pos, self._scores(X)))
         return self
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
 
     # ------------------------------------------------------------------------------------------------------------
     def _weak_outputs(self, X: np.ndarray) -> np.ndarray:

@@ -20,11 +20,16 @@ from joblib import Parallel, delayed
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator
 from sklearn.metrics import roc_auc_score
-from sklearn.utils import ClassifierTags, Tags, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_test_pair, check_two_classes
+from forestlab.learners._base import (
+    BipartiteRankerMixin,
+    IntNotBool,
+    RunReportMixin,
+    check_test_pair,
+)
 from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank
 
 __all__ = ["AGGREGATIONS", "TREERANK_PARAMS", "RankingForest", "aggregate_scores", "median_rank_consensus",
@@ -202,7 +207,7 @@ def _tree_scores(trees: list[TreeRank], X: np.ndarray, depth: int | None) -> np.
 # ---------------------------------------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------------------------------------
-class RankingForest(RunReportMixin, BaseEstimator):
+class RankingForest(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """Bagged TreeRank and Ranking Forests: B TreeRank trees on bootstrap samples, their rankings aggregated.
 
     Each tree b is a :class:`~forestlab.learners._treerank.TreeRank` grown on its own sample of N rows (drawn with
@@ -359,13 +364,6 @@ dyadic_resolution
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
-
     # ------------------------------------------------------------------------------------------------------------
     def _n_draw(self, n: int) -> int:
         if isinstance(self.max_samples, numbers.Integral):
@@ -397,11 +395,7 @@ dyadic_resolution
             If the labels are not exactly two classes, or ``max_samples`` cannot be drawn (see ``n_redraws_``).
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "a ranking forest")
-        if len(classes) != 2:
-            raise ValueError(f"a ranking forest is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "a ranking forest")
         y_pm = np.where(codes == 1, 1, -1)
         n = len(y_pm)
         n_draw = self._n_draw(n)

@@ -47,11 +47,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics import roc_auc_score
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import RunReportMixin, check_two_classes, standardisation
+from forestlab.learners._base import BipartiteRankerMixin, RunReportMixin, standardisation
 from forestlab.learners._cache import FitCache
 
 __all__ = ["RankRLS", "laplacian_power", "resolve_gamma"]
@@ -160,7 +159,7 @@ class _RankRLSDecomposition(BaseEstimator):
         return coef, train
 
 
-class RankRLS(RunReportMixin, BaseEstimator):
+class RankRLS(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """RankRLS, pairwise regularised least squares (Pahikkala et al. 2007); a bipartite ranker.
 
     See the module docstring for the objective, its normalisation (RLScore's), the closed form and the reuse of the
@@ -262,11 +261,7 @@ class RankRLS(RunReportMixin, BaseEstimator):
             If the labels are not exactly two classes.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "RankRLS")
-        if len(classes) != 2:
-            raise ValueError(f"RankRLS is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "RankRLS")
         self.classes_ = classes
         decomposition = _RankRLSDecomposition(kernel=self.kernel, gamma=self.gamma, pairs=self.pairs,
                                               scale=self.scale)
@@ -287,13 +282,6 @@ class RankRLS(RunReportMixin, BaseEstimator):
             self.gamma_ = decomposition.gamma_
         self.train_auc_ = float(roc_auc_score(codes, train_scores))
         return self
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Ranking scores f(x): higher = more likely positive.

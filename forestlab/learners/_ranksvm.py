@@ -70,11 +70,15 @@ from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
-from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_two_classes, standardisation
+from forestlab.learners._base import (
+    BipartiteRankerMixin,
+    IntNotBool,
+    RunReportMixin,
+    standardisation,
+)
 
 __all__ = ["EIGEN_RTOL", "RankSVM", "pairwise_hinge"]
 
@@ -359,7 +363,7 @@ def _rbf(A: np.ndarray, B: np.ndarray, gamma: float, b_norms: np.ndarray | None 
 # ---------------------------------------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------------------------------------
-class RankSVM(RunReportMixin, BaseEstimator):
+class RankSVM(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """The pairwise ranking SVM (RankSVM, Joachims 2002; SVM^rank) on positive/negative pairs; a bipartite ranker.
 
     Minimises ½‖w‖² + C Σ_{i ∈ +, j ∈ −} (1 − s(x_i) + s(x_j))_+ with s = w·φ (depecker2010 §2.14), by the 1-slack
@@ -475,11 +479,7 @@ class RankSVM(RunReportMixin, BaseEstimator):
             If the labels are not exactly two classes.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "RankSVM")
-        if len(classes) != 2:
-            raise ValueError(f"RankSVM is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "RankSVM")
         pos = codes == 1
         for name in ("coef_", "dual_coef_", "X_fit_", "gamma_"):  # a refit with another kernel
             self.__dict__.pop(name, None)
@@ -526,13 +526,6 @@ class RankSVM(RunReportMixin, BaseEstimator):
                           f"{self.C * self.tol * n_pairs:.4g}); increase max_iter or tol", ConvergenceWarning,
                           stacklevel=2)
         return self
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Ranking scores: higher = more likely positive.

@@ -44,11 +44,16 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics import roc_auc_score
 from sklearn.svm import SVC
-from sklearn.utils import ClassifierTags, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from forestlab.learners._base import IntNotBool, RunReportMixin, check_test_pair, check_two_classes
+from forestlab.learners._base import (
+    BipartiteRankerMixin,
+    IntNotBool,
+    RunReportMixin,
+    check_test_pair,
+)
 from forestlab.learners._forest import MAX_FEATURES_CONSTRAINTS, resolve_max_features
 
 __all__ = ["LEAFRANKS", "TREERANK_PARAMS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order"]
@@ -325,7 +330,7 @@ def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np
 # ---------------------------------------------------------------------------------------------------------------
 # The estimator
 # ---------------------------------------------------------------------------------------------------------------
-class TreeRank(RunReportMixin, BaseEstimator):
+class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """TreeRank ranking tree (depecker2010 §2.2) with a choice of LeafRank; a bipartite ranker.
 
     Parameters
@@ -482,11 +487,7 @@ class TreeRank(RunReportMixin, BaseEstimator):
             class).
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, codes = check_two_classes(y, "TreeRank")
-        if len(classes) != 2:
-            raise ValueError(f"TreeRank is a bipartite ranker: it needs exactly 2 classes (-1 and +1), got "
-                             f"{len(classes)}: {list(classes)!r}")
+        X, classes, codes = self._validate_bipartite(X, y, "TreeRank")
         weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         keep = weight > 0
         pos = codes == 1
@@ -609,13 +610,6 @@ class TreeRank(RunReportMixin, BaseEstimator):
         self._rules = rules
         self._routing = None
         self._importances = None
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # a ranker fits binary labels: scikit-learn's checks then give it two classes, never more
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        tags.target_tags.required = True
-        return tags
 
     # ------------------------------------------------------------------------------------------------------------
     def _check_X(self, X: Any) -> np.ndarray:
