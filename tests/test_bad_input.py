@@ -95,6 +95,16 @@ CASES = [
     (["dataset=sonar", "dataset.name=../x"], "dataset '../x': name must be a plain name"),
     (["dataset=sonar", "dataset.source.folder=../../etc"], "source.folder must be a relative path inside the data"),
     (["dataset=sonar", "dataset.source.files.0.name=/etc/passwd"], "source.files[0].name must be a relative path"),
+    # the two-sample tests and the experiments' own seeds per dataset (depecker2010 Table 6.1)
+    (["experiment=depecker2010_table6_1", "algorithm=mmd_boot", "algorithm.params.null_distribution=pearson"],
+     "algorithm 'mmd_boot': params.null_distribution must be a str among"),
+    (["experiment=depecker2010_table6_1", "algorithm=treerank_wilcoxon",
+      "+algorithm.params.ranker_params={max_dept: 3}"],
+     "params.ranker_params must be a mapping of TreeRank's parameters"),
+    (["experiment=depecker2010_table6_1", "+experiment.dataset_seeds={gauss_shift_q10_d00: 5}"],
+     "'gauss_shift_q10_d00' is not a dataset of the experiment"),
+    (["experiment=depecker2010_table6_1", "+experiment.dataset_seeds={gauss_shift_q10_d000: many}"],
+     "experiment.dataset_seeds.gauss_shift_q10_d000 must be an integer"),
     # the command line itself
     (["--nope"], "No such option: --nope"),
 ]

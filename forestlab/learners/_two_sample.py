@@ -308,6 +308,32 @@ def rank_sum_test(scores_a: Any, scores_b: Any, *, method: str = "auto", n_permu
     return TestResult(statistic=float(W), p_value=float(min(max(p, 0.0), 1.0))), method, null
 
 
+class TreeRankParams(Interval):
+    """A constraint (scikit-learn's format) for ``ranker_params``: a mapping of TreeRank's parameters, but
+    ``random_state``, to values TreeRank accepts, so that a misspelt key or a bad value is refused when the config
+    is checked, before any run (a subclass of Interval only to pass scikit-learn's validation, as
+    :class:`~forestlab.learners._base.PositiveGrid`)."""
+
+    def __init__(self) -> None:
+        super().__init__(numbers.Real, None, None, closed="neither")
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+
+        if not isinstance(val, Mapping) or not set(val) <= set(TREERANK_PARAMS):
+            return False
+        try:
+            validate_parameter_constraints({k: TreeRank._parameter_constraints[k] for k in val}, dict(val),
+                                           caller_name="TreeRank")
+        except InvalidParameterError:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return (f"a mapping of TreeRank's parameters ({', '.join(TREERANK_PARAMS)}) to values TreeRank accepts "
+                "(random_state comes from the test's own)")
+
+
 class TreeRankWilcoxonTest(BaseEstimator):
     """The TreeRank–Wilcoxon two-sample test (S-WMW_TR; depecker2010 §2.13, box "HEURISTIQUE DE TEST").
 
@@ -379,7 +405,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "train_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "scorer": [StrOptions({"treerank", "pruned_treerank", "mean_difference"})],
-        "ranker_params": [Mapping, None],
+        "ranker_params": [TreeRankParams(), None],
         "method": [StrOptions({"auto", "exact", "permutation", "asymptotic"})],
         "n_permutations": [IntNotBool(1, None, closed="left")],
         "continuity": ["boolean"],
@@ -406,12 +432,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
         self.random_state = random_state
 
     def _ranker_params(self) -> dict[str, Any]:
-        extra = dict(self.ranker_params or {})
-        unknown = sorted(set(extra) - set(TREERANK_PARAMS))
-        if unknown:
-            raise ValueError(f"ranker_params holds {unknown} which TreeRank does not take (random_state comes from "
-                             f"the test's own); valid keys: {', '.join(TREERANK_PARAMS)}")
-        return {**TRK_CART_PARAMS, **extra}
+        return {**TRK_CART_PARAMS, **dict(self.ranker_params or {})}  # keys and values checked by TreeRankParams
 
     def _split(self, n: int, rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
         n_learn = int(min(max(np.floor(self.train_fraction * n + 0.5), 1), n - 1))
