@@ -14,7 +14,7 @@ Each run is evaluated according to its learner's task (:data:`forestlab.learners
 - ``classifier``: ``predict`` on the test and training parts (and ``decision_function`` on binary tasks);
 - ``ranker``: ``decision_function`` only (the score; higher means more likely positive);
 - ``two_sample_test``: ``test(X_a, X_b)`` on the run's sample (the training part, split by label), which gives a
-  statistic and a p-value.
+  statistic and a p-value (and the test's ``diagnostics_``, stored as values: the held-out AUC of a learnt score).
 
 What the metrics are computed from is stored with the run (:mod:`forestlab.evaluation`), and learner-specific
 values (out-of-bag risk, tree depth, PAC-Bayes diagnostics, chosen hyperparameters, curves) come through the one
@@ -234,7 +234,8 @@ def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_stat
         result = est.test(data.X_train[positive], data.X_train[~positive])
         arrays["statistic"] = np.asarray(float(result.statistic))
         arrays["p_value"] = np.asarray(float(result.p_value))
-        return {}, arrays, {"statistic": float(result.statistic), "p_value": float(result.p_value)}
+        diagnostics = {k: float(v) for k, v in (getattr(est, "diagnostics_", None) or {}).items()}
+        return {}, arrays, {**diagnostics, "statistic": float(result.statistic), "p_value": float(result.p_value)}
     est, selected, sel_arrays = select_and_fit(
         entry.cls, learner["params"], learner.get("grid") or {}, learner.get("selection") or {"kind": "none"},
         data.X_train, data.y_train, random_state=random_state, cache=cache, X_test=data.X_test, y_test=data.y_test,

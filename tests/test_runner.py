@@ -162,3 +162,15 @@ def test_a_dataset_may_have_its_own_number_of_seeds(workdir):
         compose(QUICK + ["+experiment.dataset_seeds={wdbc_sklearn: 0}"])
     smoke = load_experiment(QUICK + ["debug=smoke", "+experiment.dataset_seeds={wdbc_sklearn: 3}"])
     assert {s.repetition for s in plan(smoke)} == {0, 1} and any("dataset_seeds" in n for n in smoke.notes)
+
+
+def test_a_two_sample_run_stores_its_p_value_and_the_tests_diagnostics():
+    specs = plan(compose(["experiment=depecker2010_table6_1", "seeds=1"]))
+    spec = next(s for s in specs if s.algorithm == "treerank_wilcoxon" and s.dataset == "gauss_shift_q10_d020")
+    record = execute_spec(spec.payload)
+    assert record["status"] == "done", record["error"]
+    metrics = record["metrics"]
+    assert 0 < metrics["p_value"] <= 1 and metrics["reject"] == float(metrics["p_value"] < 0.05)
+    assert 0.4 < metrics["held_out_auc"] < 0.7 and abs(metrics["n_test_a"] + metrics["n_test_b"] - 1000) <= 1
+    mmd = next(s for s in specs if s.algorithm == "mmd_boot" and s.dataset == "gauss_shift_q10_d020")
+    assert execute_spec(mmd.payload)["metrics"]["bandwidth"] > 0

@@ -391,6 +391,9 @@ class TreeRankWilcoxonTest(BaseEstimator):
         (n1, m1): the sizes of the two test parts.
     null_statistics_ : ndarray or None
         The values W* of the relabellings (``"permutation"`` only).
+    diagnostics_ : dict of str to float
+        ``held_out_auc`` (= ``auc_``) and the test parts' sizes ``n_test_a``, ``n_test_b``: what the runner stores
+        beside the p-value.
 
     Examples
     --------
@@ -494,6 +497,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
         self.method_ = used
         self.n_test_ = (n1, m1)
         self.null_statistics_ = null
+        self.diagnostics_ = {"held_out_auc": self.auc_, "n_test_a": float(n1), "n_test_b": float(m1)}
         return result
 
 
@@ -675,6 +679,8 @@ class MMDTest(BaseEstimator):
     ----------
     bandwidth_ : float
         σ used (after ``test``).
+    diagnostics_ : dict of str to float
+        ``bandwidth`` (= ``bandwidth_``): what the runner stores beside the p-value.
     null_statistics_ : ndarray or None
         The B values MMD²_u* of the relabellings (``"permutation"``); None for ``"gamma"``.
     null_mean_, null_var_ : float or None
@@ -738,6 +744,7 @@ class MMDTest(BaseEstimator):
         sigma = median_heuristic(Z, rng) if isinstance(self.bandwidth, str) else float(self.bandwidth)
         K = gaussian_kernel_matrix(Z, sigma)
         self.bandwidth_ = sigma
+        self.diagnostics_ = {"bandwidth": float(sigma)}
         self.null_statistics_ = None
         self.null_mean_ = self.null_var_ = None
         if self.null_distribution == "gamma":
