@@ -302,9 +302,10 @@ class ExperimentResults:
         out.__dict__["chosen"] = chosen
         return out
 
-    def for_table(self, spec: Mapping[str, Any]) -> ExperimentResults:
+    def restricted_to(self, spec: Mapping[str, Any]) -> ExperimentResults:
         """The results a table or figure spec draws on: restricted to its ``datasets`` when it names some (a table
-        of the level checks beside the table of the powers, say), else all of them."""
+        of the level checks beside the table of the powers, say), else all of them (and all of them while no plan
+        is recorded)."""
         names = spec.get("datasets")
         if not names or not self.datasets:  # no plan recorded yet: nothing to restrict
             return self

@@ -215,5 +215,5 @@ def test_power_curves_figure_and_a_table_of_some_datasets():
     np.testing.assert_allclose(curves["mmd_boot"].get_ydata(), [0.05, 0.3, 0.9])
     np.testing.assert_allclose(curves["treerank_wilcoxon"].get_xdata(), [0.0, 0.1, 0.2])
     assert len(ax.collections) == 2  # one Wilson band per test
-    some = res.for_table({"datasets": ["gauss_shift_q10_d000"]})
-    assert some.datasets == ["gauss_shift_q10_d000"] and res.for_table({}) is res
+    some = res.restricted_to({"datasets": ["gauss_shift_q10_d000"]})
+    assert some.datasets == ["gauss_shift_q10_d000"] and res.restricted_to({}) is res

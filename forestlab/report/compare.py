@@ -122,7 +122,7 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
     written: dict[str, str] = {}
     everything = res
     for spec in specs:
-        res = everything.for_table(spec)
+        res = everything.restricted_to(spec)
         if spec.get("published"):
             table = comparison_table(res, spec)
             out.append(f"\n-- {spec.get('title', spec['name'])}: published vs reproduced "

@@ -646,7 +646,7 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
         for pair in spec.get("pairs") or []:
             for side in (pair["a"], pair["b"]):
                 res.check_cell({"algorithm": side}, f"figure '{spec.get('name')}'")
-        view = res.only_datasets([str(d) for d in spec["datasets"]]) if spec.get("datasets") else res
+        view = res.restricted_to(spec)
         fig = KINDS[kind](view, spec)
         if res.smoke:
             fig.text(0.5, 0.005, "SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's "

@@ -465,7 +465,7 @@ def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
     exp_dir = _slug(f"{exp.name}-smoke" if exp.smoke else exp.name)
     for spec in res.tables():
         shown = [str(d) for d in spec.get("datasets") or [d.name for d in exp.datasets]]
-        view.tables.append(_table_view(res.for_table(spec), spec, site, exp_dir, shown))
+        view.tables.append(_table_view(res.restricted_to(spec), spec, site, exp_dir, shown))
     study_readme = _readme_path(exp.study) if exp.study in STUDIES else None
     for spec in res.figures():
         view.figures.append(_figure_view(exp, res, spec, site, exp_dir, study_readme))

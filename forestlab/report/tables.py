@@ -164,7 +164,7 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
     """Write every table of the experiment to ``out_dir/<name>.{md,csv,tex}``."""
     written: list[Path] = []
     for spec in res.tables():
-        table = build_table(res.for_table(spec), spec)
+        table = build_table(res.restricted_to(spec), spec)
         display = _display(res, spec, table)
         out_dir.mkdir(parents=True, exist_ok=True)
         title = str(spec.get("title", spec["name"]))

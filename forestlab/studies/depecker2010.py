@@ -38,8 +38,13 @@ HEURISTICS = ("trk_cart", "bagg_cart", "rf1_cart", "rf2_cart", "rf3_cart", "rf4_
 FORESTS = HEURISTICS[1:]
 
 
+def _means(res: ExperimentResults, algorithm: str, metric: str) -> dict[str, float]:
+    """Per dataset, the mean of an algorithm's metric over its runs."""
+    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, metric).items()}
+
+
 def _auc_means(res: ExperimentResults, algorithm: str) -> dict[str, float]:
-    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, "test_auc").items()}
+    return _means(res, algorithm, "test_auc")
 
 
 def _auc_stds(res: ExperimentResults, algorithm: str) -> dict[str, float]:
@@ -303,10 +308,6 @@ COMPETITORS = ("rankboost", "ranksvm_opt", "rankrls_opt")
 TREERANKS = ("rf3_cart", "rf1_svm_opt")
 
 
-def _means(res: ExperimentResults, algorithm: str, metric: str) -> dict[str, float]:
-    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, metric).items()}
-
-
 @claim("table_a3_global_auc_comparable")
 def table_a3_global_auc_comparable(res: ExperimentResults) -> ClaimResult:
     text = ("On global AUC the TreeRank forests (RF3_CART, RF1_SVM) are comparable to RankBoost, SVMrank and RLScore "
@@ -384,8 +385,7 @@ def table6_1_wilcoxon_more_powerful(res: ExperimentResults) -> ClaimResult:
             "all 8 Gaussian settings, and loses much less power as the shift shrinks (depecker2010 §6.2.3, Table 6.1)")
     test = ("rejection rate at 5% of S-WMW_TR above both MMD tests' in each of the 8 settings, and its relative "
             "power loss from delta = 0.2 to 0.1 smaller than both MMD tests' at q = 10 and at q = 30")
-    power = {a: {d: float(v.mean()) for d, v in finite_values(res, a, "reject").items()}
-             for a in ("treerank_wilcoxon", *TESTS_MMD)}
+    power = {a: _means(res, a, "reject") for a in ("treerank_wilcoxon", *TESTS_MMD)}
     settings = [d for d in SETTINGS.values() if all(d in p for p in power.values())]
     if len(settings) < 8:
         return ClaimResult(text, test, None, f"needs the three tests on the 8 settings ({len(settings)} so far)")
