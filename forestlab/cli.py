@@ -63,6 +63,22 @@ class _Group(TyperGroup):
 app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Reproduce and extend tree-ensemble studies. Arguments KEY=VALUE are Hydra overrides, "
                        "e.g. `forestlab run experiment=uci_binary seeds=10 launcher.n_jobs=2`.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from forestlab import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print forestlab's version and exit.")] = False,
+          ) -> None:
+    """Reproduce and extend tree-ensemble studies. Arguments KEY=VALUE are Hydra overrides, e.g. `forestlab run
+    experiment=uci_binary seeds=10 launcher.n_jobs=2`."""
 datasets_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Dataset utilities.")
 app.add_typer(datasets_app, name="datasets")
 
@@ -308,11 +324,15 @@ def run(
     exp = _experiment(overrides)
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
         log.info(f"note: {note}")
+    n_jobs, cores = int(exp.launcher["n_jobs"]), os.cpu_count() or 1
+    if exp.launcher.get("backend") != "dask" and n_jobs > cores:
+        log.info(f"note: launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: "
+                 f"they share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once")
     if log_file:
         from forestlab.config import check_paths
 
         check_paths({**exp.paths, "log_file": log_file})  # --log-file is held to paths.log_file's rules
-    if not dry_run and not yes:
+    if not yes:
         _check_size(exp)
     specs = plan(exp)
     results_dir = resolve_path(exp.paths["results_dir"])
@@ -345,6 +365,9 @@ def run(
             progress = Progress(quiet=quiet, terminal=is_terminal())
             summary = execute(specs, store, n_jobs=int(exp.launcher["n_jobs"]), backend=str(exp.launcher["backend"]),
                               force=force, on_event=progress, scheduler=exp.launcher.get("scheduler"))
+            if exp.name == "single":  # a single run's result is what the user came for: print it
+                for line in _single_run_lines(store, specs):
+                    typer.echo(line, err=quiet)  # --quiet keeps stdout empty (cron)
     finally:
         lock.release()
     _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
@@ -371,6 +394,38 @@ def run(
         raise typer.Exit(EXIT_FAILED_RUNS)
 
 
+#: How many single runs ``forestlab run dataset=... algorithm=...`` prints one by one (then their mean only).
+_SINGLE_LINES = 12
+
+
+def _single_run_lines(store: Any, specs: Sequence[Any]) -> list[str]:
+    """One line per done single run with its test metrics (its key's first characters to find it in the store),
+    and their mean when there are several."""
+    import math
+
+    records = store.records([s.key for s in specs])
+    records = records[records["status"] == "done"]
+    if records.empty:
+        return []
+    order = {s.key: i for i, s in enumerate(specs)}
+    records = records.assign(_order=[order[k] for k in records["key"]]).sort_values("_order")
+    rows: list[dict[str, float]] = []
+    lines: list[str] = []
+    for r in records.itertuples():
+        test = {k: v for k, v in sorted((r.metrics or {}).items()) if k.startswith("test_")
+                and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        rows.append(test)
+        fold = "" if r.fold is None or (isinstance(r.fold, float) and math.isnan(r.fold)) else f" fold {int(r.fold)}"
+        if len(lines) < _SINGLE_LINES:
+            shown = ", ".join(f"{k} {v:.4g}" for k, v in test.items()) or "no test metric"
+            lines.append(f"{r.algorithm} on {r.dataset} rep {r.repetition}{fold}: {shown} (run {r.key[:12]})")
+    if len(rows) > 1:
+        names = sorted(set().union(*rows))
+        means = {n: sum(row[n] for row in rows if n in row) / sum(n in row for row in rows) for n in names}
+        lines.append(f"mean over {len(rows)} runs: " + ", ".join(f"{k} {v:.4g}" for k, v in means.items()))
+    return lines
+
+
 def _split_args(experiment: str | None, overrides: Sequence[str] | None) -> tuple[str | None, list[str]]:
     """`forestlab tables seeds=3`: the first argument is an override, not an experiment name."""
     if experiment and "=" in experiment:
@@ -393,17 +448,34 @@ def _experiments_for(experiment: str | None, overrides: Sequence[str] | None = N
     return list_options("experiments")
 
 
-def _stored_results(experiment: str | None, overrides: Sequence[str] | None) -> Iterator[tuple[Any, Any]]:
-    """(experiment, its stored results) for the named experiment, or for every registered one that has runs."""
+def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
+                    what: str = "report") -> Iterator[tuple[Any, Any]]:
+    """(experiment, its stored results) for the named experiment, or for every registered one that has runs.
+
+    Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
+    that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
+    from forestlab.config import resolve_path
     from forestlab.report import experiment_results
+    from forestlab.store import Store
 
     _setup_logging()
     experiment, overrides = _split_args(experiment, overrides)
-    for name in _experiments_for(experiment, overrides):
+    names = _experiments_for(experiment, overrides)
+    found = 0
+    for name in names:
         exp = _experiment(overrides, name)
+        with Store(resolve_path(exp.paths["results_dir"]), readonly=True) as store:
+            _check_read_size(exp, store)
         res = experiment_results(exp)
-        if _has_runs(res, experiment is not None):
+        command = (shlex.join(["forestlab", "run", *overrides]) if exp.name == "single" else
+                   shlex.join(["forestlab", "run", f"experiment={exp.name}",
+                               *(o for o in overrides if not o.startswith("experiment="))]))
+        if _has_runs(res, experiment is not None or len(names) == 1, command):
+            found += 1
             yield exp, res
+    if not found and len(names) > 1:
+        _say(f"forestlab: no runs stored for any of the {len(names)} experiments under these overrides: nothing to "
+             f"{what}; `forestlab status` shows what is stored, `forestlab run experiment=NAME` runs one", err=True)
 
 
 def _output(exp: Any, kind: str) -> Path:
@@ -426,9 +498,13 @@ def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     """Write the tables of an experiment (Markdown, CSV, LaTeX) under results/tables/ from the stored runs."""
     from forestlab.report import render_tables
 
-    for exp, res in _stored_results(experiment, overrides):
-        for path in render_tables(res, _output(exp, "tables")):
+    for exp, res in _stored_results(experiment, overrides, "tabulate"):
+        paths = render_tables(res, _output(exp, "tables"))
+        for path in paths:
             typer.echo(str(path))
+        if not paths:
+            _say(f"forestlab: experiment {exp.name} declares no tables (experiment.tables is empty): nothing written",
+                 err=True)
 
 
 @app.command()
@@ -438,9 +514,13 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
     """Draw the figures of an experiment (PNG and PDF) under results/figures/ from the stored runs."""
     from forestlab.report import render_figures
 
-    for exp, res in _stored_results(experiment, overrides):
-        for path in render_figures(res, _output(exp, "figures")):
+    for exp, res in _stored_results(experiment, overrides, "draw"):
+        paths = render_figures(res, _output(exp, "figures"))
+        for path in paths:
             typer.echo(str(path))
+        if not paths:
+            _say(f"forestlab: experiment {exp.name} has no figures (experiment.figures is empty); its tables: "
+                 f"`forestlab tables {exp.name}`", err=True)
 
 
 @app.command()
@@ -451,10 +531,14 @@ def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
     written beside the tables, when the results folder can be written)."""
     from forestlab.report import compare_experiment, output_dir
 
-    for exp, res in _stored_results(experiment, overrides):
+    for exp, res in _stored_results(experiment, overrides, "compare"):
         text = compare_experiment(res, _writable(output_dir(exp, "tables")))
         if text:
             typer.echo(text)
+        else:
+            _say(f"forestlab: experiment {exp.name} has no published table and no claim to compare with "
+                 f"({'single runs belong to no study' if exp.name == 'single' else 'it reproduces no table'}); "
+                 f"its tables: `forestlab tables {exp.name}`", err=True)
 
 
 @app.command()
@@ -479,21 +563,38 @@ def vars_of(spec: Any) -> dict[str, Any]:
 
 def _check_size(exp: Any) -> None:
     """Refuse, without --yes, a plan beyond the configured sanity bounds (a typo like seeds=10000 or
-    n_estimators=100000 would otherwise fill the disk or the memory for hours)."""
+    n_estimators=100000 would otherwise fill the disk or the memory for hours). The size is computed, not planned,
+    so the refusal comes in milliseconds whatever the size; ``--dry-run`` is held to the same bound."""
     from forestlab.errors import ConfigError
 
     max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
     if max_runs is not None and exp.n_runs > int(max_runs):
         raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
-                          "pass --yes to run it anyway (or set limits.max_runs)")
+                          f"pass --yes to plan and run it anyway, or raise the bound with "
+                          f"limits.max_runs={exp.n_runs}")
     for alg in exp.algorithms:
         trees = alg.params.get("n_estimators")
         if max_trees is not None and isinstance(trees, int) and trees > int(max_trees):
             raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
-                              f"limits.max_trees={max_trees}: pass --yes to run it anyway (or set limits.max_trees)")
+                              f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "
+                              f"limits.max_trees={trees}")
 
 
-def _has_runs(res: Any, named: bool) -> bool:
+def _check_read_size(exp: Any, store: Any) -> None:
+    """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
+    ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
+    than report billions of pending runs. A plan that was run (with --yes) is read as usual."""
+    from forestlab.errors import ConfigError
+
+    max_runs = exp.limits.get("max_runs")
+    if max_runs is None or exp.n_runs <= int(max_runs) or exp.plan_id in set(store.plans(exp.name)["plan_id"]):
+        return
+    raise ConfigError(f"experiment {exp.name} with these overrides plans {exp.n_runs} runs, more than "
+                      f"limits.max_runs={max_runs}, and no such plan was ever run: check the overrides (give the "
+                      f"ones the runs were given), or raise the bound with limits.max_runs={exp.n_runs}")
+
+
+def _has_runs(res: Any, named: bool, run_command: str | None = None) -> bool:
     """Whether an experiment has a recorded plan to report on; says so when it was named and has none."""
     if res.counts.get("planned"):
         return True
@@ -509,8 +610,9 @@ def _has_runs(res: Any, named: bool) -> bool:
                  f"experiment={res.name}` for the real ones", err=True)
         else:
             smoke = " with debug=smoke" if res.smoke else ""
-            _say(f"forestlab: no runs stored for this configuration of {res.name}{smoke}: run `forestlab run "
-                 f"experiment={res.name}{smoke.replace(' with', '')}` first", err=True)
+            command = run_command or f"forestlab run experiment={res.name}{smoke.replace(' with', '')}"
+            _say(f"forestlab: no runs stored for this configuration of {res.name}{smoke}: run `{command}` first",
+                 err=True)
     return False
 
 
@@ -555,6 +657,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
         results_dir = resolve_path(exp.paths["results_dir"])
         listed.add(exp.name)
         with Store(results_dir, readonly=True) as store:
+            _check_read_size(exp, store)
             # `status single` without the run's own overrides: the single runs as last recorded
             current = None if exp.name == "single" and not overrides else exp
             rows.extend(_status_rows(store, exp.name, current, failed))
@@ -606,15 +709,22 @@ def _status_rows(store: Any, name: str, exp: Any | None, show_failed: bool) -> l
 
 @app.command("list")
 @handle_errors
-def list_(kind: Annotated[str, typer.Argument(help="experiments | datasets | algorithms | protocols | launchers")]
+def list_(kind: Annotated[str | None, typer.Argument(
+        help="experiments | datasets | algorithms | protocols | launchers (default: all of them)",
+        show_default=False)] = None,
           ) -> None:
     """List the experiments, datasets, algorithms, protocols or launchers that can be named."""
-    from forestlab.config import describe, list_options
+    from forestlab.config import LISTABLE, describe, list_options
 
-    names = list_options(kind)
-    width = max((len(n) for n in names), default=0)
-    for name in names:
-        typer.echo(f"{name:<{width}}  {describe(kind, name)}".rstrip())
+    kinds = [kind] if kind is not None else list(LISTABLE)
+    for i, one in enumerate(kinds):
+        names = list_options(one)
+        if kind is None:
+            typer.echo(("\n" if i else "") + f"{one}:")
+        width = max((len(n) for n in names), default=0)
+        indent = "  " if kind is None else ""
+        for name in names:
+            typer.echo(f"{indent}{name:<{width}}  {describe(one, name)}".rstrip())
 
 
 @app.command("config")

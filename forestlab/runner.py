@@ -432,10 +432,13 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
             emit(rec["status"], (spec, rec))
 
     if todo:
-        config = _joblib_config(backend, n_jobs)
+        groups = group_specs(todo)
+        workers = worker_count(n_jobs, len(groups), backend)
+        if backend != "dask" and n_jobs != -1 and workers < n_jobs:
+            log.info(f"note: {len(groups)} jobs to run: starting {workers} workers, not launcher.n_jobs={n_jobs}")
+        config = _joblib_config(backend, workers)
         client = _dask_client(scheduler) if backend == "dask" else None
         deaths = _worker_death_errors()
-        groups = group_specs(todo)
         try:
             try:
                 _run_jobs(groups, config, store_records)
@@ -497,6 +500,16 @@ def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
             store.update_metrics(row.key, {**(row.metrics or {}), **new})
             updated += 1
     return updated
+
+
+def worker_count(n_jobs: int, n_groups: int, backend: str = "loky") -> int:
+    """How many workers to start for ``n_groups`` jobs: ``n_jobs`` (-1: every core of this machine), never more
+    than there are jobs (a pool of 64 workers for a 2-job plan costs a minute of start-up for nothing). A dask
+    cluster's workers are already running: its ``n_jobs`` is passed through."""
+    if backend == "dask":
+        return n_jobs
+    wanted = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    return max(1, min(wanted, n_groups))
 
 
 def _joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:

@@ -119,7 +119,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(workdir, overrides, message):
 
 @pytest.mark.parametrize("args, message", [
     (["nope"], "No such command 'nope'"),
-    (["list"], "Missing argument 'kind'"),
+    (["list", "nope"], "cannot list 'nope'"),
     (["status", "nope"], "unknown experiment 'nope'"),
     (["tables", "quickstart", "seeds=abc"], "seeds must be an integer"),
 ])
