@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +165,19 @@ def _as_list(value: Any) -> list[str]:
     return [str(v) for v in (value or [])]
 
 
+def _with_fingerprint(ds_cfg: dict[str, Any], cfg: DictConfig) -> dict[str, Any]:
+    """A user's file (``source.kind: file``) without ``source.sha256`` is the same dataset only while its content
+    is: its SHA-256 joins the config as ``source.content_sha256`` (and so every run key and the plan id), and the
+    loader checks it. With ``sha256:`` in the config, that value is the identity and is checked instead."""
+    from forestlab.datasets._file import file_fingerprint
+
+    source = ds_cfg.get("source")
+    if not isinstance(source, dict) or source.get("kind") != "file" or source.get("sha256"):
+        return ds_cfg
+    digest = file_fingerprint(ds_cfg, os.path.expanduser(str(cfg.paths.data_dir)))
+    return ds_cfg if digest is None else {**ds_cfg, "source": {**source, "content_sha256": digest}}
+
+
 def resolve(cfg: DictConfig) -> Experiment:
     """The :class:`Experiment` of a composed config (call after the top-level checks of
     :func:`forestlab.config.validate`, which also checks the resolved experiment)."""
@@ -184,7 +198,7 @@ def resolve(cfg: DictConfig) -> Experiment:
         notes.append(f"debug=smoke runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "
                      f"({', '.join(f'{k}: {v}' for k, v in own_seeds.items())}) is not applied")
         own_seeds = {}
-    datasets = tuple(DatasetSpec(name, _node(cfg, "dataset", name), own_seeds.get(name))
+    datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
                      for name in dataset_names)
     algorithms = []
     for name in _as_list(exp.get("algorithms")):

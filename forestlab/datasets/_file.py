@@ -13,8 +13,10 @@ byte-order mark is refused (save the file as UTF-8). Messages about cells name t
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,6 +48,58 @@ def resolve_user_path(value: str, data_dir: str | os.PathLike[str]) -> Path:
         return path.resolve()
     alt = Path(os.path.expanduser(str(data_dir))) / path
     return alt.resolve() if alt.exists() else path.resolve()
+
+
+_fingerprints: dict[tuple[str, int, int], str] = {}
+_fingerprints_lock = threading.Lock()
+
+
+def file_fingerprint(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of the content of a ``file`` source, or None (another kind of source, or no readable file).
+
+    The planner puts it in the dataset's identity (``source.content_sha256``), so a file edited or replaced after its
+    runs were stored gets new run keys instead of its old results; :func:`load_file` checks it before parsing, so a
+    run never reads content other than what its key says. The hash is recomputed only when the file's size or
+    modification time changes (remembered in this process and in ``<data_dir>/processed/fingerprints.json``)."""
+    source = cfg.get("source")
+    if not isinstance(source, Mapping) or source.get("kind") != "file" or not source.get("path"):
+        return None
+    path = resolve_user_path(str(source["path"]), data_dir)
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not path.is_file():
+        return None
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    with _fingerprints_lock:
+        if key in _fingerprints:
+            return _fingerprints[key]
+    store = Path(os.path.expanduser(str(data_dir))) / "processed" / "fingerprints.json"
+    try:
+        known = json.loads(store.read_text())
+    except (OSError, ValueError):
+        known = {}
+    entry = known.get(str(path)) if isinstance(known, dict) else None
+    if isinstance(entry, list) and len(entry) == 3 and entry[:2] == [st.st_size, st.st_mtime_ns]:
+        digest = str(entry[2])
+    else:
+        try:
+            digest = sha256_file(path)
+        except OSError:
+            return None  # unreadable: the load says why, naming the file
+        known = known if isinstance(known, dict) else {}
+        known[str(path)] = [st.st_size, st.st_mtime_ns, digest]
+        try:
+            store.parent.mkdir(parents=True, exist_ok=True)
+            tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(known, sort_keys=True))
+            os.replace(tmp, store)
+        except OSError:
+            pass  # a read-only data folder: hashed again by the next process
+    with _fingerprints_lock:
+        _fingerprints[key] = digest
+    return digest
 
 
 @contextmanager
@@ -124,6 +178,10 @@ def load_file(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.PathLike[
     if fmt not in FORMATS:
         raise DatasetError(f"dataset '{name}': cannot tell the format of {path.name}; set `source.format` to one "
                            f"of {', '.join(FORMATS)}")
+    planned = source.get("content_sha256")  # set by the planner (file_fingerprint): what the run's key says
+    if planned and sha256_file(path) != planned:
+        raise DatasetError(f"dataset '{name}': {path} changed after its runs were planned (its SHA-256 is no longer "
+                           f"{planned}); run the command again: the new content gets runs of its own")
     expected = source.get("sha256")
     if expected:
         actual = sha256_file(path)

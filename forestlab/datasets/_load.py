@@ -11,8 +11,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import threading
+import zipfile
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -53,6 +56,12 @@ _cache: OrderedDict[tuple[str, str, str], Dataset] = OrderedDict()
 _cache_lock = threading.Lock()
 
 Loader = Callable[..., tuple[Dataset, list[str]]]
+
+log = logging.getLogger("forestlab")
+
+#: What reading a damaged processed file raises: a truncated archive (BadZipFile, EOFError), a flipped bit (BadZipFile
+#: "Bad CRC-32", zlib.error), a missing member (KeyError), a garbled header or metadata (ValueError, TypeError).
+_DAMAGED = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
 def _validate(cfg: Mapping[str, Any]) -> tuple[str, str]:
@@ -231,30 +240,71 @@ def _open_processed(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
         yield (path, npz, meta) if stats is not None and stats == meta["stats"] else None
 
 
+def _read_processed_or_raise(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
+                             mirror: str | os.PathLike[str] | None) -> Dataset | None:
+    """The processed arrays (every member read, so the archive's CRC-32 checks run), None when there is no up-to-date
+    file; raises what a damaged file raises (see :data:`_DAMAGED`) or DatasetError for a wrong shape."""
+    with _open_processed(cfg, data_dir, mirror) as found:
+        if found is None:
+            return None
+        path, npz, meta = found
+        ds = make_dataset(meta["name"], npz["X"], npz["y"], meta["task"], meta["feature_names"],
+                          meta["classes"], npz["categorical"])
+    check_shape(ds.name, ds.X, cfg.get("shape"), str(path))
+    return ds
+
+
 def _read_processed(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str],
                     mirror: str | os.PathLike[str] | None) -> Dataset | None:
+    """The processed arrays, or None: absent, stale, or damaged (truncated, a flipped bit): the caller then parses the
+    sources again and rewrites the file, so a damaged file heals on its next read instead of failing every run."""
     try:
-        with _open_processed(cfg, data_dir, mirror) as found:
-            if found is None:
-                return None
-            path, npz, meta = found
-            ds = make_dataset(meta["name"], npz["X"], npz["y"], meta["task"], meta["feature_names"],
-                              meta["classes"], npz["categorical"])
-        check_shape(ds.name, ds.X, cfg.get("shape"), str(path))
-        return ds
-    except (OSError, ValueError, KeyError, TypeError, DatasetError):
-        return None  # unreadable or stale: parse the sources again (and rewrite it)
+        return _read_processed_or_raise(cfg, data_dir, mirror)
+    except (*_DAMAGED, DatasetError) as exc:
+        log.warning("dataset '%s': the processed arrays %s are damaged (%s); parsing the source files again",
+                    dataset_name(cfg), _processed_path(cfg, data_dir), _reason(exc))
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def processed_ready(cfg: Mapping[str, Any], *, data_dir: str | os.PathLike[str],
                     mirror: str | os.PathLike[str] | None = None) -> bool:
     """Whether a verified processed file for this config is on disk and up to date with its sources (reads only its
-    metadata): a parent process that only checks availability can then leave the arrays to the workers."""
+    metadata): a parent process that only checks availability can then leave the arrays to the workers (which heal
+    a file whose arrays turn out damaged: :func:`_read_processed`)."""
     try:
         with _open_processed(plain(cfg), data_dir, mirror) as found:
             return found is not None
-    except (OSError, ValueError, KeyError, TypeError, DatasetError):
+    except (*_DAMAGED, DatasetError):
         return False
+
+
+def check_processed(cfg: Mapping[str, Any], ds: Dataset, used: list[str], *, data_dir: str | os.PathLike[str],
+                    mirror: str | os.PathLike[str] | None = None) -> str | None:
+    """Compare the processed file the runs would read with ``ds``, a fresh parse of the sources; rewrite it from
+    ``ds`` when it is damaged or differs. Returns what was found and done (None: no file, or it matches)."""
+    cfg = plain(cfg)
+    if _validate(cfg)[1] not in _PROCESSED_KINDS or not _processed_path(cfg, data_dir).is_file():
+        return None
+    try:
+        kept = _read_processed_or_raise(cfg, data_dir, mirror)
+    except (*_DAMAGED, DatasetError) as exc:
+        problem = f"damaged ({_reason(exc)})"
+    else:
+        if kept is None:
+            return None  # stale (its sources changed): never read, rewritten by the next load
+        same = (np.array_equal(kept.X, ds.X, equal_nan=True) and np.array_equal(kept.y, ds.y)
+                and list(kept.classes) == list(ds.classes) and list(kept.feature_names) == list(ds.feature_names))
+        if same:
+            return None
+        problem = "different from a fresh parse of the sources"
+    _write_processed(cfg, ds, used, data_dir, mirror)
+    rebuilt = _read_processed(cfg, data_dir, mirror) is not None
+    return f"processed arrays {problem}: {'rebuilt' if rebuilt else 'could not be rebuilt (data folder not writable)'}"
 
 
 def _write_processed(cfg: Mapping[str, Any], ds: Dataset, used: list[str], data_dir: str | os.PathLike[str],
@@ -312,8 +362,10 @@ def verify_dataset(cfg: Mapping[str, Any], *, data_dir: str | os.PathLike[str],
     except ForestlabError as exc:
         return {"name": name, "ok": False, "files": needed, "shape": None, "message": str(exc)}
     counts = ", ".join(f"{label}: {n}" for label, n in ds.class_counts().items())
-    return {"name": name, "ok": True, "files": used or needed, "shape": (ds.n_samples, ds.n_features),
-            "message": counts}
+    processed = check_processed(cfg, ds, used, data_dir=data_dir, mirror=mirror)  # what the runs actually read
+    ok = processed is None or processed.endswith("rebuilt")
+    return {"name": name, "ok": ok, "files": used or needed, "shape": (ds.n_samples, ds.n_features),
+            "message": counts + (f"; {processed}" if processed else "")}
 
 
 def dataset_files(cfg: Mapping[str, Any]) -> list[str]:
