@@ -116,6 +116,24 @@ def check_learnable(name: str, y: np.ndarray, task: str, classes: Sequence[str],
                        "to appear in both a training and a test part (check `target`, `missing` and the file)")
 
 
+def check_features(name: str, X: np.ndarray, task: str, origin: str | None = None) -> None:
+    """Refuse data with nothing to learn from in its features: no feature column at all (only the target was
+    left), or every feature constant over every row, so that every learner could only predict a constant."""
+    where = f" of {origin}" if origin else ""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise DatasetError(f"dataset '{name}': nothing to learn from: no feature column{where} is left besides the "
+                           "target (check `drop`, `columns` and the file's header)")
+    if task == "two_sample" or X.shape[0] < 2:
+        return
+    with np.errstate(invalid="ignore"):
+        constant = np.all((X == X[0]) | (np.isnan(X) & np.isnan(X[0])), axis=0) if X.dtype.kind == "f" \
+            else np.all(X == X[0], axis=0)
+    if bool(np.all(constant)):
+        raise DatasetError(f"dataset '{name}': nothing to learn from: each of its {X.shape[1]} feature column(s)"
+                           f"{where} holds one value on all {X.shape[0]} rows")
+
+
 def plain(value: Any) -> Any:
     """A plain JSON-like copy of a config value (dicts, lists, scalars); OmegaConf nodes are converted."""
     if hasattr(value, "_metadata") and hasattr(value, "_get_node"):  # an OmegaConf node, without importing it

@@ -102,6 +102,20 @@ def file_fingerprint(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str]) -
     return digest
 
 
+def check_text(path: Path, name: str, probe: int = 8192) -> None:
+    """Refuse a file given as text (CSV, ARFF) whose first bytes are not text: a NUL byte, or mostly control bytes
+    (a spreadsheet, an archive, a renamed binary), before its bytes end up quoted as column names."""
+    with open(path, "rb") as fh:
+        head = fh.read(probe)
+    if head.startswith(UTF8_BOM) or any(head.startswith(bom) for bom, _ in _OTHER_BOMS):
+        return  # an encoding marker: text_without_bom deals with it
+    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
+    if b"\0" in head or (head and control / len(head) > 0.05):
+        hint = " (an Excel workbook: export it as CSV)" if head[:4] == b"PK\x03\x04" else ""
+        raise DatasetError(f"dataset '{name}': {path} is not a text file: its first bytes are binary data{hint}; "
+                           "give a CSV, ARFF or Parquet file (set `source.format` for Parquet)")
+
+
 @contextmanager
 def text_without_bom(path: Path, name: str) -> Iterator[Path]:
     """The text file to parse: ``path`` itself, or a temporary copy without its leading UTF-8 byte-order mark.
@@ -171,8 +185,12 @@ def load_file(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.PathLike[
     source = cfg["source"]
     raw_path = str(require(source, "path", "source.", name))
     path = resolve_user_path(raw_path, data_dir)
+    if path.is_dir():
+        raise DatasetError(f"dataset '{name}': its file {raw_path} is a folder ({path}), not a data file; set "
+                           "`source.path` in its config to the file itself")
     if not path.is_file():
-        raise DatasetError(f"dataset '{name}': its file {raw_path} does not exist (looked for {path}); fix "
+        kind = "is not a regular file" if path.exists() else "does not exist"
+        raise DatasetError(f"dataset '{name}': its file {raw_path} {kind} (looked for {path}); fix "
                            "`source.path` in its config (absolute, or relative to the directory forestlab runs in)")
     fmt = source.get("format") or _SUFFIXES.get(path.suffix.lower())
     if fmt not in FORMATS:
@@ -188,6 +206,8 @@ def load_file(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.PathLike[
         if actual != str(expected).lower():
             raise DatasetError(f"dataset '{name}': {path} has SHA-256 {actual}, but its config expects {expected}; "
                                "the file changed: restore it, or update `source.sha256` if the change is wanted")
+    if fmt in ("csv", "arff"):
+        check_text(path, name)
     if fmt == "csv":
         has_header = (cfg.get("parse") or {}).get("header", cfg.get("columns") is None)
         opts = parse_options({**cfg, "parse": {"na_values": list(FILE_NA_VALUES), "header": has_header,

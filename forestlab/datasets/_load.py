@@ -27,6 +27,7 @@ from forestlab.datasets._base import (
     TASKS,
     Dataset,
     canonical_json,
+    check_features,
     check_learnable,
     check_shape,
     dataset_name,
@@ -34,7 +35,7 @@ from forestlab.datasets._base import (
     plain,
 )
 from forestlab.datasets._fetch import resolve_mirror
-from forestlab.errors import DatasetError, ForestlabError
+from forestlab.errors import DatasetError, ForestlabError, one_line
 
 # Top-level keys a dataset config may have (anything else is a typo, reported as such).
 CONFIG_KEYS = ("name", "task", "description", "studies", "shape", "source", "parse", "columns", "drop", "target",
@@ -113,8 +114,14 @@ def _loader(kind: str) -> Loader:
 def _load(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str], mirror: str | os.PathLike[str] | None,
           download: bool, fresh: bool = False) -> tuple[Dataset, list[str]]:
     name, kind = _validate(cfg)
-    ds, used = _loader(kind)(cfg, name=name, data_dir=data_dir, mirror=mirror, download=download, fresh=fresh)
-    check_learnable(name, ds.y, ds.task, ds.classes, ", ".join(used) or None)  # every kind, generated ones too
+    try:
+        ds, used = _loader(kind)(cfg, name=name, data_dir=data_dir, mirror=mirror, download=download, fresh=fresh)
+    except OSError as exc:  # a permission, a device error, a folder where a file should be: one line naming it
+        what = exc.filename or ", ".join(dataset_files(cfg)) or "its source"
+        raise DatasetError(f"dataset '{name}': cannot read {what}: {exc.strerror or one_line(exc)}") from None
+    origin = ", ".join(used) or None
+    check_learnable(name, ds.y, ds.task, ds.classes, origin)  # every kind, generated ones too
+    check_features(name, ds.X, ds.task, origin)
     return ds, used
 
 
