@@ -531,36 +531,9 @@ def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) 
     shape = ds_cfg.get("shape")
     if not (isinstance(shape, list) and shape and isinstance(shape[0], int) and not isinstance(shape[0], bool)):
         return
-    n = shape[0]
-    proto = resolve_sizes(protocol, ds_cfg)
-    if proto["kind"] == "resample":  # fresh draws from the generator: no finite pool to split
-        return
-    if proto["kind"] == "kfold":
-        if int(proto["n_folds"]) > n:
-            raise ConfigError(f"protocol.n_folds={proto['n_folds']} is more than the {n} points of dataset '{name}'")
-        return
-    n_train = _count(proto.get("train_size"), n)
-    n_test = _count(proto.get("test_size"), n)
-    if n_train is None:
-        return
-    sizes = f"protocol.train_size={proto.get('train_size')}, protocol.test_size={proto.get('test_size')}"
-    if n_train < 2:
-        raise ConfigError(f"dataset '{name}': {sizes} leaves {n_train} training point(s); at least 2 are needed")
-    if n_test is None and n_train >= n:
-        raise ConfigError(f"dataset '{name}' has {n} points, too few for {n_train} training points and a test "
-                          f"part ({sizes})")
-    if n_test is not None and (n_test < 1 or n_train + n_test > n):
-        raise ConfigError(f"dataset '{name}' has {n} points, too few for {n_train} training and {n_test} test "
-                          f"points ({sizes})")
+    from forestlab.protocols import check_sizes
 
-
-def _count(size: Any, n: int) -> int | None:
-    """A split size as a number of points, as the protocol computes it (an int is a count, a float a fraction)."""
-    if size is None:
-        return None
-    if isinstance(size, float) and size < 1:
-        return max(1, int(round(size * n)))
-    return int(size)
+    check_sizes(protocol, ds_cfg, name, n=shape[0])
 
 
 def _check_algorithm(name: str, alg_cfg: dict[str, Any], shared: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,6 +208,38 @@ def resolve_sizes(protocol: Mapping, dataset_cfg: Mapping) -> dict[str, Any]:
     out.pop("sizes_from", None)
     out.pop("name", None)
     return out
+
+
+def check_sizes(protocol: Mapping, ds_cfg: Mapping, name: str, *, n: int,
+                class_counts: Sequence[int] | None = None) -> None:
+    """Refuse, before any run, a protocol that cannot split dataset ``name`` of ``n`` points (the size its config
+    documents, or the size its file turned out to have; ``class_counts`` too when known): too few points for the
+    train and test sizes, or for the folds. Raises ConfigError naming the dataset and its size."""
+    proto = resolve_sizes(protocol, ds_cfg)
+    if proto["kind"] == "resample":  # fresh draws from the generator: no finite pool to split
+        return
+    if proto["kind"] == "kfold":
+        k = int(proto["n_folds"])
+        if k > n:
+            raise ConfigError(f"protocol.n_folds={k} is more than the {n} points of dataset '{name}'")
+        if class_counts is not None and proto.get("stratify", True) and min(class_counts) < k:
+            raise ConfigError(f"protocol.n_folds={k}: dataset '{name}' has a class of {min(class_counts)} points, "
+                              f"fewer than the folds of stratified k-fold; lower protocol.n_folds to at most "
+                              f"{min(class_counts)}")
+        return
+    n_train = _count(proto.get("train_size"), n)
+    n_test = _count(proto.get("test_size"), n)
+    if n_train is None:
+        return
+    sizes = f"protocol.train_size={proto.get('train_size')}, protocol.test_size={proto.get('test_size')}"
+    if n_train < 2:
+        raise ConfigError(f"dataset '{name}': {sizes} leaves {n_train} training point(s); at least 2 are needed")
+    if n_test is None and n_train >= n:
+        raise ConfigError(f"dataset '{name}' has {n} points, too few for {n_train} training points and a test "
+                          f"part ({sizes})")
+    if n_test is not None and (n_test < 1 or n_train + n_test > n):
+        raise ConfigError(f"dataset '{name}' has {n} points, too few for {n_train} training and {n_test} test "
+                          f"points ({sizes})")
 
 
 def _count(size: int | float | None, n: int) -> int | None:
