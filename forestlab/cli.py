@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from forestlab.errors import ForestlabError, StoreError
+from forestlab.errors import ForestlabError, StoreError, one_line
 
 # typer's (vendored) click exceptions, found through a public name so that this works across typer versions
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
@@ -197,6 +197,10 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt:
             _err("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except MemoryError as exc:  # in this process (a worker's is a failed run): one line, finished runs kept
+            _err(f"out of memory: {one_line(exc)}; finished runs are kept: lower the sizes asked for, or run on a "
+                 "machine with more memory")
+            raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
 
@@ -573,11 +577,23 @@ def _check_size(exp: Any) -> None:
                           f"pass --yes to plan and run it anyway, or raise the bound with "
                           f"limits.max_runs={exp.n_runs}")
     for alg in exp.algorithms:
-        trees = alg.params.get("n_estimators")
-        if max_trees is not None and isinstance(trees, int) and trees > int(max_trees):
+        counts = [alg.params.get("n_estimators"), *(alg.grid.get("n_estimators") or [])]
+        trees = max((t for t in counts if isinstance(t, int) and not isinstance(t, bool)), default=None)
+        if max_trees is not None and trees is not None and trees > int(max_trees):
             raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
                               f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "
                               f"limits.max_trees={trees}")
+    max_values = exp.limits.get("max_generated_values")
+    for ds in exp.datasets:
+        source = ds.cfg.get("source") or {}
+        if source.get("kind") != "synthetic" or max_values is None:
+            continue
+        rows, cols = source.get("n_samples"), source.get("n_features")
+        if isinstance(rows, int) and isinstance(cols, int) and rows * cols > int(max_values):
+            raise ConfigError(f"dataset '{ds.name}' would generate {rows} x {cols} = {rows * cols} values "
+                              f"({rows * cols * 8 / 2**30:.1f} GiB), more than limits.max_generated_values="
+                              f"{max_values}: pass --yes to generate it anyway, or raise the bound with "
+                              f"limits.max_generated_values={rows * cols}")
 
 
 def _check_read_size(exp: Any, store: Any) -> None:

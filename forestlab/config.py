@@ -475,7 +475,7 @@ def _validate(cfg: DictConfig) -> Experiment:
 
     check_protocol(to_container(cfg.protocol))
     limits = cfg.get("limits") or {}
-    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees"):
+    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values"):
         if limits.get(key) is not None:
             _require_int(limits.get(key), f"limits.{key}", 1)
     from forestlab.metrics import METRICS
@@ -633,7 +633,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "launcher": ("name", "backend", "n_jobs", "scheduler"),
     "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
               "log_max_bytes", "log_backup_count"),
-    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees"),
+    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values"),
     "experiment": ("name", "study", "description", "datasets", "dataset_seeds", "algorithms", "params", "choices",
                    "tables", "figures", "claims"),
 }

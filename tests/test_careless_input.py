@@ -318,3 +318,15 @@ def test_datasets_verify_takes_a_data_dir_override(tmp_path):
     assert res.stdout.startswith("ok ")
     bad = runner.invoke(app, ["datasets", "verify", "wdbc_sklearn", "paths.data_dri=x"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["dataset=ringnorm", "algorithm=rf", "dataset.source.n_samples=10000000000"], "limits.max_generated_values"),
+    (["dataset=ringnorm", "algorithm=rf", "protocol=oob", "+algorithm.grid.n_estimators=[10,100000]"],
+     "grows 100000 trees per forest"),
+])
+def test_other_unbounded_sizes_are_refused_before_anything_is_allocated(workdir, overrides, message):
+    for extra in ([], ["--dry-run"]):
+        res = runner.invoke(app, ["run", *overrides, *extra])
+        assert res.exit_code == 2, res.output  # was a MemoryError traceback, or the machine's memory exhausted
+        assert message in res.stderr and "--yes" in res.stderr
