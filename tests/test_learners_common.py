@@ -171,6 +171,13 @@ def test_sklearn_compatible_learner(estimator, check):
     check(estimator)
 
 
+@parametrize_with_checks([PrunedTreeRank(random_state=0)])
+def test_sklearn_compatible_pruned_treerank_with_its_default_folds(estimator, check):
+    """cv_folds=10 (the default) on the checks' small samples (a class of 3 to 7 points): the penalty is
+    cross-validated on as many folds as the smaller class has points, with a FoldsReducedWarning."""
+    check(estimator)
+
+
 @parametrize_with_checks(list(_CONFIGURED_INSTANCES.values()),
                           expected_failed_checks=_configured_expected_failed_checks)
 def test_sklearn_compatible_configured_algorithm(estimator, check):
