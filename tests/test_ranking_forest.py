@@ -273,7 +273,7 @@ def test_bad_inputs_are_refused(easy):
         RankingForest(n_estimators=2).fit(X, np.arange(len(X)) % 3)
     with pytest.raises(ValueError, match="only one class"):
         RankingForest(n_estimators=2).fit(X, np.ones(len(X)))
-    with pytest.raises(ValueError, match="cannot be drawn from 600 training rows"):
+    with pytest.raises(ValueError, match="cannot be drawn from the 600 training points"):
         RankingForest(n_estimators=2, max_samples=601, bootstrap=False).fit(X, y)
     with pytest.raises(InvalidParameterError, match="aggregation"):
         RankingForest(aggregation="vote").fit(X, y)

@@ -36,6 +36,7 @@ import bisect
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -48,8 +49,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import BipartiteRankerMixin, IntNotBool, RunReportMixin
+from forestlab.learners._data_rules import raise_data_problems
 from forestlab.learners._kernel import derived_seeds
-from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order, treerank_data_problems
 
 __all__ = [
     "FoldsReducedWarning",
@@ -679,6 +681,12 @@ dyadic_resolution :
         "cv_folds": [IntNotBool(2, None, closed="left")],
     }
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The tree's RF1/RF2 counts the data cannot give (TreeRank's rule). A class smaller than ``cv_folds`` is
+        not one: fewer folds are used, with a warning (see ``cv_folds``)."""
+        return treerank_data_problems(params, n_features)
+
     def __init__(
         self,
         *,
@@ -738,6 +746,7 @@ dyadic_resolution :
         """
         self._validate_params()
         X, classes, codes = self._validate_bipartite(X, y, "PrunedTreeRank")
+        raise_data_problems(self, *X.shape, len(classes))
         n_folds = self._n_folds(codes)
         base, seeds = derived_seeds(self.random_state, 2)
         labels = np.where(codes == 1, 1, -1)  # the greater label is the positive class, as in TreeRank

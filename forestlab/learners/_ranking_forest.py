@@ -15,6 +15,7 @@ footrule gives the median midrank. Those scores depend on the batch scored, so t
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,7 +33,8 @@ from forestlab.learners._base import (
     RunReportMixin,
     check_test_pair,
 )
-from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank
+from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, treerank_data_problems
 
 __all__ = ["AGGREGATIONS", "TREERANK_PARAMS", "RankingForest", "aggregate_scores", "median_rank_consensus",
            "midranks", "spearman_consensus", "tree_seeds"]
@@ -336,6 +338,18 @@ dyadic_resolution
         "random_state": ["random_state"],
     }
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The trees' RF1/RF2 counts the data cannot give (TreeRank's rule), and more distinct rows per tree than
+        the training points (``bootstrap=False``)."""
+        problems = treerank_data_problems(params, n_features)
+        max_samples = params.get("max_samples")
+        if (not params.get("bootstrap", True) and isinstance(max_samples, numbers.Integral)
+                and not isinstance(max_samples, bool) and int(max_samples) > n_samples):
+            problems.append(f"max_samples={int(max_samples)} distinct rows cannot be drawn from the {n_samples} "
+                            "training points of the data (bootstrap=False): give at most n, or a fraction")
+        return problems
+
     def __init__(
         self,
         *,
@@ -384,12 +398,8 @@ dyadic_resolution
     # ------------------------------------------------------------------------------------------------------------
     def _n_draw(self, n: int) -> int:
         if isinstance(self.max_samples, numbers.Integral):
-            n_draw = int(self.max_samples)
-            if not self.bootstrap and n_draw > n:
-                raise ValueError(f"max_samples={n_draw} distinct rows cannot be drawn from {n} training rows "
-                                 "(bootstrap=False): give at most n, or a fraction")
-            return n_draw
-        return min(max(round(float(self.max_samples) * n), 2), n)
+            return int(self.max_samples)  # at most n without replacement (_data_problems, checked by fit)
+        return min(max(round(float(self.max_samples) * n), 2), n)  # the documented "at least 2"; f <= 1: <= n
 
     def fit(self, X: Any, y: Any) -> RankingForest:
         """Grow the B trees, each on its own sample with its own seed.
@@ -413,6 +423,7 @@ dyadic_resolution
         """
         self._validate_params()
         X, classes, codes = self._validate_bipartite(X, y, "a ranking forest")
+        raise_data_problems(self, *X.shape, len(classes))
         y_pm = np.where(codes == 1, 1, -1)
         n = len(y_pm)
         n_draw = self._n_draw(n)

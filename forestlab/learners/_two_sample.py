@@ -36,10 +36,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from forestlab.learners._base import IntNotBool, TestResult
-from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank
+from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, treerank_data_problems
 
-__all__ = ["GAMMA_STATISTIC", "MEDIAN_MAX_POINTS", "MMDTest", "PERMUTATION_STATISTIC", "TRK_CART_PARAMS", "TreeRankWilcoxonTest", "exact_rank_sum_distribution",
-           "gaussian_kernel_matrix", "median_heuristic", "mmd2_null_moments", "mmd2_unbiased", "rank_sum_test"]
+__all__ = ["GAMMA_STATISTIC", "MEDIAN_MAX_POINTS", "MMDTest", "PERMUTATION_STATISTIC", "TRK_CART_PARAMS",
+           "TreeRankWilcoxonTest", "exact_rank_sum_distribution", "gaussian_kernel_matrix", "median_heuristic",
+           "mmd2_null_moments", "mmd2_unbiased", "rank_sum_test"]
 
 #: The TRK_CART configuration of the project (conf/algorithm/_treerank.yaml + trk_cart.yaml: the R package
 #: TreeRank 1.1's stopping rules and its weighted-misclassification LeafRank CART): the default ranker of
@@ -444,6 +446,14 @@ class TreeRankWilcoxonTest(BaseEstimator):
     def _ranker_params(self) -> dict[str, Any]:
         return {**TRK_CART_PARAMS, **dict(self.ranker_params or {})}  # keys and values checked by TreeRankParams
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The ranker's RF1/RF2 counts (``ranker_params``) that the samples' features cannot give."""
+        if params.get("scorer") not in ("treerank", "pruned_treerank"):
+            return []
+        ranker = {**TRK_CART_PARAMS, **dict(params.get("ranker_params") or {})}
+        return treerank_data_problems(ranker, n_features, prefix="ranker_params.")
+
     def _split(self, n: int, rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
         n_learn = int(min(max(np.floor(self.train_fraction * n + 0.5), 1), n - 1))
         order = rng.permutation(n)
@@ -472,6 +482,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
         """
         self._validate_params()
         A, B = _check_samples(X_a, X_b)
+        raise_data_problems(self, len(A) + len(B), A.shape[1], 2)
         params = self._ranker_params()
         rng = check_random_state(self.random_state)
         learn_a, test_a = self._split(len(A), rng)
