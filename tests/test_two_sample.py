@@ -367,3 +367,15 @@ def test_mmd_each_null_names_its_statistic_and_both_share_one_mmd2():
     assert (r_gamma.statistic, r_gamma.p_value) == pytest.approx((5.162047621079106, 2.0436675720104976e-21),
                                                                  rel=1e-9)
     assert TreeRankWilcoxonTest(random_state=0).test(X_a, X_b).statistic_name == "W"
+
+
+def test_a_pruned_scorer_on_a_small_learning_part_says_it_used_fewer_folds():
+    rng = np.random.default_rng(0)
+    X_a, X_b = rng.normal(1.0, 1.0, (12, 2)), rng.normal(0.0, 1.0, (12, 2))
+    test = TreeRankWilcoxonTest(scorer="pruned_treerank", random_state=0)
+    with pytest.warns(UserWarning, match="cv_folds=10 .* the smaller class has 6"):
+        test.test(X_a, X_b)
+    assert test.diagnostics_["ranker_cv_folds"] == 6.0 and test.ranker_.cv_folds_ == 6
+    big_a, big_b = rng.normal(1.0, 1.0, (60, 2)), rng.normal(0.0, 1.0, (60, 2))
+    test.test(big_a, big_b)
+    assert "ranker_cv_folds" not in test.diagnostics_

@@ -402,7 +402,8 @@ class TreeRankWilcoxonTest(BaseEstimator):
         The values W* of the relabellings (``"permutation"`` only).
     diagnostics_ : dict of str to float
         ``held_out_auc`` (= ``auc_``) and the test parts' sizes ``n_test_a``, ``n_test_b``: what the runner stores
-        beside the p-value.
+        beside the p-value; and ``ranker_cv_folds`` when the pruned tree's penalty was cross-validated on fewer
+        folds than its ``cv_folds`` (a learning part with a class smaller than them; see PrunedTreeRank).
 
     Examples
     --------
@@ -516,6 +517,9 @@ class TreeRankWilcoxonTest(BaseEstimator):
         self.n_test_ = (n1, m1)
         self.null_statistics_ = null
         self.diagnostics_ = {"held_out_auc": self.auc_, "n_test_a": float(n1), "n_test_b": float(m1)}
+        folds = getattr(ranker, "cv_folds_", None)
+        if folds is not None and folds != ranker.cv_folds:  # a pruned tree on a small learning part says so too
+            self.diagnostics_["ranker_cv_folds"] = float(folds)
         return result
 
 
