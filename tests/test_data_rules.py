@@ -127,3 +127,11 @@ def test_a_leafrank_that_does_not_draw_rf2_variables_is_not_checked_against_them
     """leafrank_max_features is read by the CART LeafRank only (the axis, SVM and dyadic ones ignore it)."""
     for leafrank in ("axis", "svm"):
         assert check_params_for_data("treerank", {"leafrank": leafrank, "leafrank_max_features": 40}, N, D, 2) == []
+
+
+def test_treerank_reports_the_counts_it_applied():
+    X, y = _data(200, 20)
+    tree = get_entry("treerank").cls(max_features=0.25, leafrank_max_features=0.5, random_state=0).fit(X, y)
+    assert (tree.max_features_, tree.leafrank_max_features_) == (5, 2)
+    axis = get_entry("treerank").cls(leafrank="axis", leafrank_max_features=0.5, random_state=0).fit(X, y)
+    assert (axis.max_features_, axis.leafrank_max_features_) == (20, None)

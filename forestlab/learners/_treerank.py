@@ -409,6 +409,10 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
 
     Attributes
     ----------
+    max_features_ : int
+        RF1 as applied: the variables drawn at each master node (``max_features`` resolved on the data's q).
+    leafrank_max_features_ : int or None
+        RF2 as applied: the variables drawn at each LeafRank CART node (None for the other LeafRanks).
     classes_ : ndarray of shape (2,)
         The two labels; ``classes_[1]`` (+1) is the positive class.
     n_features_in_ : int
@@ -538,6 +542,11 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     def _grow(self, X: np.ndarray, pos: np.ndarray, weight: np.ndarray) -> None:
         n_features = X.shape[1]
         n_master = resolve_max_features(self.max_features, n_features)
+        self.max_features_ = n_master
+        self.leafrank_max_features_ = (
+            resolve_max_features(self.leafrank_max_features, n_master, name="leafrank_max_features",
+                                 of=_master_variables(self.max_features, n_master, n_features))
+            if self.leafrank == "cart" else None)
         rng = check_random_state(self.random_state)
         if self.leafrank in ("cart", "axis"):
             self._grow_compiled(X, pos, weight, n_master, rng)
