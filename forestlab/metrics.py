@@ -239,8 +239,10 @@ def truncated_auc(y_true: Any, scores: Any, u0: float = 0.1, *, ties: str | None
             ties="include"      w = 1                (T = {s >= Q}: A + t >= k points)
             ties="pro_rata"     w = (k - A) / t      (exactly k points)
             ties="exclude"      w = 1 if A + t == k else 0   (T = the largest set {s >= c} of at most k points)
-            ties="interpolate"  as pro_rata, but the tied group's pairs with its own negatives weigh w^2 / 2
-                                instead of w / 2
+            ties="interpolate"  as pro_rata, but the tied group's pairs with its own negatives weigh
+                                w - w^2 / 2 instead of w / 2 (the linear ROC segment through the group cut at
+                                its share w: the positive at place t in [0, w] of it beats the share 1 - t of
+                                its negatives, and the integral of 1 - t over [0, w] is w - w^2 / 2)
             ties="fractional"   as pro_rata with k = u0 n itself, not rounded up: the top set holds exactly u0 n
                                 points, the group at the u0 n mark counted for the fraction of it that fits; a
                                 perfect ranking then scores exactly u0 / p on any fold (the cells of Tables A.2

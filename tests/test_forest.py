@@ -60,8 +60,8 @@ def _brute_vote(preds: np.ndarray, classes: np.ndarray) -> np.ndarray:
         ("log2", {1: 1, 2: 1, 3: 1, 16: 4, 57: 5, 784: 9}),
         (None, {1: 1, 57: 57}),
         ("all", {1: 1, 57: 57}),
-        (3, {1: 1, 2: 2, 3: 3, 57: 3}),
-        (np.int64(5), {4: 4, 57: 5}),
+        (3, {3: 3, 57: 3}),
+        (np.int64(5), {5: 5, 57: 5}),
         (0.5, {1: 1, 3: 1, 10: 5, 57: 28}),
         (1.0, {7: 7}),
         (0.01, {10: 1}),
@@ -70,6 +70,16 @@ def _brute_vote(preds: np.ndarray, classes: np.ndarray) -> np.ndarray:
 def test_resolve_max_features_table(rule, table):
     for d, expected in table.items():
         assert resolve_max_features(rule, d) == expected, (rule, d)
+
+
+@pytest.mark.parametrize(("count", "d"), [(3, 1), (3, 2), (np.int64(5), 4), (1000, 60)])
+def test_a_count_above_the_features_is_refused_not_clipped(count, d):
+    """The issue's max_features=1000 on a 60-feature dataset ran as 60 without a word."""
+    with pytest.raises(ValueError, match=f"max_features={int(count)} exceeds the {d} features of the data"):
+        resolve_max_features(count, d)
+    X, y = np.random.default_rng(0).normal(size=(40, d)), np.arange(40) % 2
+    with pytest.raises(ValueError, match=f"max_features={int(count)} exceeds the {d} features of the data"):
+        BreimanForestClassifier(n_estimators=2, max_features=count).fit(X, y)
 
 
 @pytest.mark.parametrize("bad", [0, -2, 0.0, -0.5, 1.5, 2.0, "foo", "Sqrt", True, [3], {"a": 1}])

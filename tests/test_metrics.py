@@ -189,6 +189,10 @@ def test_truncated_auc_readings_by_hand():
     assert truncated_auc(y, s, 0.2, ties="exclude") == pytest.approx(6 / 24)  # top set {0.9}
     # interpolate: the tied positive counts w = 1/2 of the 6 negatives not above it, less w^2 / 2 for the tied one
     assert truncated_auc(y, s, 0.2, ties="interpolate") == pytest.approx((6 + 0.5 * 6 - 0.25 / 2) / 24)
+    # the docstring's rule: the straddling group's pairs with its own negatives weigh w - w^2 / 2 (not w^2 / 2),
+    # its pairs with the negatives below it w: 5 such negatives, 1 tied, w = 1/2
+    w = 0.5
+    assert truncated_auc(y, s, 0.2, ties="interpolate") == pytest.approx((6 + w * 5 + (w - w * w / 2) * 1) / 24)
     # u0 = 0.3 -> k = 3 = 1 above + 2 tied: the tied group fits, every reading gives the same top set
     for ties in metrics_module.TIES_READINGS:
         assert truncated_auc(y, s, 0.3, ties=ties) == pytest.approx(11.5 / 24)

@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 import forestlab.learners._pruning as pruning_module
 from forestlab.learners._pruning import (
+    FoldsReducedWarning,
     PrunedTreeRank,
     branch_gains,
     cv_alphas,
@@ -402,12 +403,29 @@ def test_bad_data_is_refused():
         PrunedTreeRank().fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="one class"):
         PrunedTreeRank().fit(X, np.ones(len(y), dtype=int))
-    few = np.where(np.arange(100) < 6, 1, -1)
-    with pytest.raises(ValueError, match="at least 10 samples of each class"):
-        PrunedTreeRank().fit(X, few)
+    one = np.where(np.arange(100) < 1, 1, -1)
+    with pytest.raises(ValueError, match="at least 2 samples of each class"):
+        PrunedTreeRank().fit(X, one)
+    model = PrunedTreeRank(random_state=0, max_depth=3)
+    assert model.fit(X, y).cv_folds_ == 10 and "cv_folds" not in model.diagnostics_
+    assert PrunedTreeRank(ccp_alpha=0.0, max_depth=3).fit(X, y).cv_folds_ is None
     model = PrunedTreeRank(cv_folds=3, max_depth=3).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         model.decision_function(X[:, :1])
+
+
+def test_a_class_smaller_than_the_folds_is_cross_validated_on_fewer_folds_and_says_so():
+    """Not a silent reduction: a warning naming both numbers, ``cv_folds_`` and the stored diagnostic; the result
+    is the one asked for with that many folds."""
+    X, _ = unif2d(100, 0)
+    few = np.where(np.arange(100) < 6, 1, -1)
+    with pytest.warns(FoldsReducedWarning, match="cv_folds=10 .* the smaller class has 6: .* on 6 folds"):
+        model = PrunedTreeRank(max_depth=3, random_state=0).fit(X, few)
+    assert model.cv_folds_ == 6 and model.cv_fold_scores_.shape[0] == 6
+    assert model.run_report()["values"]["cv_folds"] == 6.0
+    same = PrunedTreeRank(max_depth=3, cv_folds=6, random_state=0).fit(X, few)
+    np.testing.assert_array_equal(model.cv_fold_scores_, same.cv_fold_scores_)
+    assert model.ccp_alpha_ == same.ccp_alpha_
 
 
 def test_any_two_labels_the_greater_positive():

@@ -50,7 +50,7 @@ def easy():
 @pytest.fixture(scope="module")
 def forest(easy):
     X, y, _, _ = easy
-    return RankingForest(n_estimators=12, max_features=5, random_state=0).fit(X, y)
+    return RankingForest(n_estimators=12, max_features=5, aggregation="mean_rank", random_state=0).fit(X, y)
 
 
 def _hand_midranks(s: np.ndarray) -> np.ndarray:
@@ -182,8 +182,9 @@ def test_bagging_and_rf1_beat_one_tree_on_a_noisy_problem():
     X, y = gauss_shift(800, 10)
     X_test, y_test = gauss_shift(2000, 11)
     one = roc_auc_score(y_test, TreeRank(random_state=0).fit(X, y).decision_function(X_test))
-    bagged = roc_auc_score(y_test, RankingForest(n_estimators=25, random_state=0).fit(X, y).decision_function(X_test))
-    rf1 = RankingForest(n_estimators=25, max_features=5, random_state=0).fit(X, y)
+    bagged = roc_auc_score(y_test, RankingForest(n_estimators=25, aggregation="mean_rank", random_state=0)
+                           .fit(X, y).decision_function(X_test))
+    rf1 = RankingForest(n_estimators=25, max_features=5, aggregation="mean_rank", random_state=0).fit(X, y)
     rf1_auc = roc_auc_score(y_test, rf1.decision_function(X_test))
     assert one < 0.68
     assert bagged > one + 0.05 and rf1_auc > one + 0.05, (one, bagged, rf1_auc)
@@ -210,7 +211,7 @@ def test_the_pass_through_parameters_are_treeranks_with_its_defaults():
     assert {k: ours[k] for k in TREERANK_PARAMS} == {k: theirs[k] for k in TREERANK_PARAMS}
     assert set(RankingForest._parameter_constraints) == set(ours)
     assert (ours["n_estimators"], ours["max_samples"], ours["bootstrap"], ours["aggregation"]) == (50, 1.0, True,
-                                                                                                     "mean_rank")
+                                                                                                     "mean_score")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ def test_bad_inputs_are_refused(easy):
         RankingForest(n_estimators=2).fit(X, np.arange(len(X)) % 3)
     with pytest.raises(ValueError, match="only one class"):
         RankingForest(n_estimators=2).fit(X, np.ones(len(X)))
-    with pytest.raises(ValueError, match="cannot be drawn from 600 training rows"):
+    with pytest.raises(ValueError, match="cannot be drawn from the 600 training points"):
         RankingForest(n_estimators=2, max_samples=601, bootstrap=False).fit(X, y)
     with pytest.raises(InvalidParameterError, match="aggregation"):
         RankingForest(aggregation="vote").fit(X, y)
@@ -347,3 +348,51 @@ def test_scikit_learns_subset_invariance_check_fails_for_the_rank_aggregations_o
     else:
         with pytest.raises(AssertionError, match="not invariant when applied to a subset"):
             check_methods_subset_invariance("RankingForest", est)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The Python default scores each point; the configured forests keep the thesis's consensus and their run keys
+# ---------------------------------------------------------------------------------------------------------------
+def test_the_default_score_of_a_point_does_not_depend_on_the_batch(easy):
+    """The README's example: a point alone, and the same point in two batches, gets one score under the default."""
+    X, y, X_test, _ = easy
+    est = RankingForest(n_estimators=10, random_state=0).fit(X, y)
+    assert est.aggregation == "mean_score"
+    alone = est.decision_function(X_test[:1])[0]
+    in_batches = [est.decision_function(X_test[:n])[0] for n in (50, 400)]
+    assert in_batches == [alone, alone]
+    assert 0.0 < alone <= 1.0  # the mean of the trees' normalised leaf scores
+    ranks = est.set_params(aggregation="mean_rank")  # the thesis's consensus: a rank among the batch
+    assert ranks.decision_function(X_test[:1])[0] == 1.0 and ranks.decision_function(X_test[:50])[0] != 1.0
+
+
+#: Run keys of depecker2010_table_a1 (dataset gauss_easy20d, repetition 0, fold 0) computed on main before the
+#: Python default of RankingForest's aggregation changed: the configs, not the Python defaults, make the keys.
+TABLE_A1_KEYS = {
+    "bagg_cart": "d618335721ee3be8510e08c2fb181b65",
+    "bagg_svm": "6284543acc9e0897bd91a621e71781da",
+    "bagg_svm_cv": "54d981f962c211bfd5f69ed4f744fa18",
+    "rf1_cart": "d9f4da339fd375a768cd85ddde2062f9",
+    "rf3_cart": "990ad84060110b0cf13bcb36f9ad7278",
+    "rf5_cart": "70c8c699747b5bfe1268ae4e8e6f6b16",
+    "trk_cart": "7f78b2dae5b14ae8a5b7b7efcd9a1ae4",
+}
+
+
+def test_the_tables_forests_keep_the_thesis_consensus_and_their_run_keys():
+    from forestlab.config import compose
+    from forestlab.learners import get_entry
+    from forestlab.runner import plan
+
+    specs = plan(compose(["experiment=depecker2010_table_a1"]))
+    forests = [s for s in specs if s.payload["learner"]["estimator"] == "ranking_forest"]
+    assert {s.algorithm for s in forests} >= {"bagg_cart", "rf1_cart", "rf3_cart", "rf5_cart"}
+    for spec in forests:  # constructed as the runner's model selection constructs it: cls(**params, random_state)
+        learner = spec.payload["learner"]
+        est = get_entry(learner["estimator"]).cls(**learner["params"], random_state=0)
+        assert est.aggregation == "mean_rank", spec.algorithm
+    first = {}
+    for spec in specs:
+        if (spec.dataset, spec.repetition, spec.fold) == ("gauss_easy20d", 0, 0):
+            first.setdefault(spec.algorithm, spec.key)
+    assert {name: first[name] for name in TABLE_A1_KEYS} == TABLE_A1_KEYS

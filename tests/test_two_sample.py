@@ -349,3 +349,33 @@ def test_the_pruned_tree_reading_scores_with_a_cross_validated_subtree():
     assert pruned.test(A, B).p_value < 0.05 and isinstance(pruned.ranker_, PrunedTreeRank)
     full.test(A, B)
     assert pruned.ranker_.n_leaves_ <= full.ranker_.n_leaves_
+
+
+def test_mmd_each_null_names_its_statistic_and_both_share_one_mmd2():
+    """The issue's 5.16 against 0.0318 on the same data: the Gamma null's statistic is T = mn/(m+n) MMD²_b, the
+    permutation null's MMD²_u; each result says which, both tests expose the same MMD²_u, and the statistics and
+    p-values are those the stored runs carry (pinned before the names were added)."""
+    rng = np.random.default_rng(0)
+    X_a, X_b = rng.normal(0.3, 1, (300, 5)), rng.normal(0.0, 1, (300, 5))
+    perm, gamma = MMDTest(random_state=0), MMDTest(null_distribution="gamma", random_state=0)
+    r_perm, r_gamma = perm.test(X_a, X_b), gamma.test(X_a, X_b)
+    assert r_perm.statistic_name == "MMD2_u" and r_gamma.statistic_name == "T = mn/(m+n) MMD2_b"
+    assert perm.mmd2_u_ == gamma.mmd2_u_ == r_perm.statistic
+    assert perm.mmd2_b_ == gamma.mmd2_b_
+    assert r_gamma.statistic == pytest.approx(300 * 300 / 600 * gamma.mmd2_b_, rel=1e-12)
+    assert (r_perm.statistic, r_perm.p_value) == pytest.approx((0.03178172984576855, 0.001996007984031936), rel=1e-9)
+    assert (r_gamma.statistic, r_gamma.p_value) == pytest.approx((5.162047621079106, 2.0436675720104976e-21),
+                                                                 rel=1e-9)
+    assert TreeRankWilcoxonTest(random_state=0).test(X_a, X_b).statistic_name == "W"
+
+
+def test_a_pruned_scorer_on_a_small_learning_part_says_it_used_fewer_folds():
+    rng = np.random.default_rng(0)
+    X_a, X_b = rng.normal(1.0, 1.0, (12, 2)), rng.normal(0.0, 1.0, (12, 2))
+    test = TreeRankWilcoxonTest(scorer="pruned_treerank", random_state=0)
+    with pytest.warns(UserWarning, match="cv_folds=10 .* the smaller class has 6"):
+        test.test(X_a, X_b)
+    assert test.diagnostics_["ranker_cv_folds"] == 6.0 and test.ranker_.cv_folds_ == 6
+    big_a, big_b = rng.normal(1.0, 1.0, (60, 2)), rng.normal(0.0, 1.0, (60, 2))
+    test.test(big_a, big_b)
+    assert "ranker_cv_folds" not in test.diagnostics_

@@ -13,8 +13,10 @@ runner evaluates it. :func:`register` adds a learner after checking that it has 
 
 Every learner declares the valid values of its parameters in ``_parameter_constraints`` (scikit-learn's format),
 which the config checks read, and reports what the runner stores beyond its predictions through
-:func:`run_report`. The vote of a forest's trees (:func:`tree_predictions`, :func:`weighted_vote`) is implemented
-once, in ``_vote``, for every learner that weighs them (RF, SORF, MinCq).
+:func:`run_report`. A parameter that cannot apply to the data (``max_features=1000`` on 60 features) is a
+ValueError of ``fit``, not a clipped value; :func:`check_params_for_data` applies the same rule before any run.
+The vote of a forest's trees (:func:`tree_predictions`, :func:`weighted_vote`) is implemented once, in ``_vote``,
+for every learner that weighs them (RF, SORF, MinCq).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from forestlab.errors import ConfigError
 from forestlab.learners._base import RunReportMixin, TestResult, run_report
 from forestlab.learners._chreg import ChReg
 from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
+from forestlab.learners._data_rules import check_params_for_data
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
 from forestlab.learners._pacbayes import PACBayesForestClassifier
@@ -158,6 +161,7 @@ __all__ = [
     "TreeRank",
     "TreeRankWilcoxonTest",
     "forest_kernel",
+    "check_params_for_data",
     "get_entry",
     "get_learner",
     "kernel_target_alignment",

@@ -29,12 +29,15 @@ __all__ = ["BipartiteRankerMixin", "IntNotBool", "PositiveGrid", "RunReportMixin
 
 @dataclass(frozen=True)
 class TestResult:
-    """The outcome of a two-sample test: its statistic and p-value (small p: the samples differ)."""
+    """The outcome of a two-sample test: its statistic, p-value (small p: the samples differ) and what the
+    statistic is (``statistic_name``: two tests, or two modes of one test, may compute different statistics, e.g.
+    MMDTest's ``"MMD2_u"`` under its permutation null and ``"T = mn/(m+n) MMD2_b"`` under its Gamma null)."""
 
     __test__ = False  # not a pytest test class
 
     statistic: float
     p_value: float
+    statistic_name: str = "statistic"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ curves by number of trees, importances by feature), not only error curves.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -28,7 +29,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._cache import FitCache, fit_with_cache
-from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
+from forestlab.learners._data_rules import count_exceeds, raise_data_problems
+from forestlab.learners._forest import (
+    FOREST_PARAMETER_CONSTRAINTS,
+    BreimanForestClassifier,
+    forest_data_problems,
+    forest_like,
+)
 from forestlab.learners._kernel import derived_seeds, inner_split
 
 __all__ = [
@@ -195,6 +202,8 @@ class ErrorEstimatesForest(_ForestWrapper):
         (``max_features="sqrt"``: floor(sqrt d), the courses' and R randomForest's default).
     holdout_train_size : float, default=2/3
     cv_folds : int, default=10
+        Folds of ``est_cv``, at most the training points (more is a ValueError). Stratified when every class has
+        ``cv_folds`` points, else plain shuffled folds (``cv_stratified_`` says which).
     n_bootstrap : int, default=20
     random_state : int, RandomState instance or None
     n_jobs : int or None
@@ -207,6 +216,13 @@ class ErrorEstimatesForest(_ForestWrapper):
         "cv_folds": [Interval(Integral, 2, None, closed="left")],
         "n_bootstrap": [Interval(Integral, 1, None, closed="left")],
     }
+
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The forest's ``max_features`` above the data's features; more folds than training points."""
+        problems = forest_data_problems(params, n_samples, n_features, n_classes)
+        problem = count_exceeds("cv_folds", params.get("cv_folds"), n_samples, "training points of the data")
+        return problems if problem is None else [*problems, problem]
 
     def __init__(self, *, n_estimators: int = 200, max_features: int | float | str | None = "sqrt",
                  max_depth: int | None = None, min_samples_leaf: int | float = 1, criterion: str = "gini",
@@ -228,6 +244,7 @@ class ErrorEstimatesForest(_ForestWrapper):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, codes = check_two_classes(y, "a random forest that estimates its error")
+        raise_data_problems(self, *X.shape, len(classes))
         n = len(y)
         base, seeds = derived_seeds(self.random_state, 4)
         self.forest_ = fit_with_cache(forest_like(self, random_state=base), X, y, fit_cache)
@@ -249,9 +266,10 @@ class ErrorEstimatesForest(_ForestWrapper):
             if model is not None:
                 holdout = float(np.mean(model.predict(X[val]) != y[val]))
         # K-fold cross-validation
-        k = min(int(self.cv_folds), n)
+        k = int(self.cv_folds)  # at most n (raise_data_problems)
         counts = np.bincount(codes)
-        splitter = (StratifiedKFold(k, shuffle=True, random_state=seeds[2]) if counts.min() >= k
+        self.cv_stratified_ = bool(counts.min() >= k)
+        splitter = (StratifiedKFold(k, shuffle=True, random_state=seeds[2]) if self.cv_stratified_
                     else KFold(k, shuffle=True, random_state=seeds[2]))
         wrong, scored = 0, 0
         fold_seeds = np.random.SeedSequence([seeds[2], 1]).generate_state(k)
@@ -387,6 +405,14 @@ class ImportanceForest(_ForestWrapper):
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
     }
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """A ``max_features`` count above the forest's features: the data's d and the k probes."""
+        k = int(params.get("n_noise_features") or 0)
+        what = f"features of the data and its {k} noise features" if k else "features of the data"
+        problem = count_exceeds("max_features", params.get("max_features"), n_features + k, what)
+        return [] if problem is None else [problem]
+
     def __init__(self, *, n_estimators: int = 300, max_features: int | float | str | None = "sqrt",
                  max_depth: int | None = None, min_samples_leaf: int | float = 1, criterion: str = "gini",
                  n_noise_features: int = 0, n_repeats: int = 1,
@@ -410,6 +436,7 @@ class ImportanceForest(_ForestWrapper):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, _ = check_two_classes(y, "a random forest with importances")
+        raise_data_problems(self, *X.shape, len(classes))
         base, (noise_seed, perm_seed) = derived_seeds(self.random_state, 2)
         self._noise_seed = noise_seed
         Xa = self._transform(X)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,12 +20,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import IntNotBool, RunReportMixin
+from forestlab.learners._data_rules import count_exceeds, raise_data_problems
 from forestlab.learners._vote import TreeVoteMixin, tree_prediction_indices, vote_counts, vote_error_curves
 
 __all__ = ["BreimanForestClassifier", "FOREST_PARAMETER_CONSTRAINTS", "MAX_FEATURES_CONSTRAINTS", "MAX_FEATURES_RULES",
-           "forest_like", "resolve_max_features"]
+           "forest_data_problems", "forest_like", "resolve_max_features"]
 
-#: Named rules for ``max_features``, as functions of the number of features d (result clipped to [1, d]).
+#: Named rules for ``max_features``, as functions of the number of features d (by their definitions, in [1, d]).
 MAX_FEATURES_RULES: dict[str, str] = {
     "breiman_log2": "floor(log2(d) + 1), Breiman's int(log2 M + 1) (zirakiza2013)",
     "log2": "floor(log2(d)), at least 1 (scikit-learn's 'log2')",
@@ -57,13 +59,14 @@ FOREST_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
 }
 
 
-def resolve_max_features(max_features: Any, n_features: int) -> int:
+def resolve_max_features(max_features: Any, n_features: int, *, name: str = "max_features",
+                         of: str = "features of the data") -> int:
     """The number of features drawn at each node, as an integer in [1, n_features].
 
     Parameters
     ----------
     max_features : int, float, str or None
-        - int >= 1: that many features (clipped to ``n_features``);
+        - int >= 1: that many features, at most ``n_features`` (more is a ValueError, not clipped);
         - float in (0, 1]: that fraction of the features, ``max(1, int(max_features * n_features))``;
         - ``"breiman_log2"``: floor(log2 d + 1) (d=3 -> 2, 16 -> 5, 60 -> 6, 784 -> 10);
         - ``"log2"``: floor(log2 d), at least 1;
@@ -72,6 +75,9 @@ def resolve_max_features(max_features: Any, n_features: int) -> int:
         - ``None`` or ``"all"``: all features (bagging).
     n_features : int
         Number of features d (>= 1).
+    name, of : str
+        The parameter's name and what the ``n_features`` are, for the message (TreeRank's
+        ``leafrank_max_features`` draws among the variables of a master node).
 
     Returns
     -------
@@ -82,13 +88,24 @@ def resolve_max_features(max_features: Any, n_features: int) -> int:
     ------
     ValueError
         If ``max_features`` is none of the above (e.g. 0, a negative int, a float outside (0, 1], an unknown string):
-        the values :data:`MAX_FEATURES_CONSTRAINTS` declares are the ones this function accepts.
+        the values :data:`MAX_FEATURES_CONSTRAINTS` declares are the ones this function accepts; or an int above
+        ``n_features`` (:func:`~forestlab.learners._data_rules.count_exceeds`, the rule the plan checks too).
+
+    >>> resolve_max_features(0.25, 20), resolve_max_features("sqrt", 60), resolve_max_features(5, 60)
+    (5, 7, 5)
+    >>> resolve_max_features(1000, 60)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_features=1000 exceeds the 60 features of the data
     """
     d = int(n_features)
     if d < 1:
         raise ValueError(f"n_features must be >= 1, got {n_features}")
-    validate_parameter_constraints({"max_features": MAX_FEATURES_CONSTRAINTS}, {"max_features": max_features},
+    validate_parameter_constraints({name: MAX_FEATURES_CONSTRAINTS}, {name: max_features},
                                    caller_name="resolve_max_features")
+    problem = count_exceeds(name, max_features, d, of)
+    if problem is not None:
+        raise ValueError(problem)
     if max_features is None or max_features == "all":
         k = d
     elif isinstance(max_features, str):
@@ -102,7 +119,14 @@ def resolve_max_features(max_features: Any, n_features: int) -> int:
         k = int(max_features)
     else:  # a float in (0, 1]
         k = int(float(max_features) * d)
-    return min(max(k, 1), d)
+    return min(max(k, 1), d)  # the rules' "at least 1" (a fraction of few features, log2 of 1); never above d
+
+
+def forest_data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+    """A Breiman forest's parameters that data of this shape cannot take: a ``max_features`` count above its
+    features (the rule :func:`resolve_max_features` raises with). Every learner that grows one declares it."""
+    problem = count_exceeds("max_features", params.get("max_features"), n_features, "features of the data")
+    return [] if problem is None else [problem]
 
 
 class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, BaseEstimator):
@@ -180,6 +204,7 @@ class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, Ba
 
     version: ClassVar[int] = 1
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = dict(FOREST_PARAMETER_CONSTRAINTS)
+    _data_problems = staticmethod(forest_data_problems)
 
     def __init__(
         self,
@@ -223,6 +248,7 @@ class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, Ba
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
         n_classes = len(classes)
+        raise_data_problems(self, *X.shape, n_classes)
         max_features = resolve_max_features(self.max_features, X.shape[1])
         forest = RandomForestClassifier(
             n_estimators=self.n_estimators,

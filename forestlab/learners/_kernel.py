@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -36,7 +36,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import PositiveGrid, RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._cache import FitCache, fit_with_cache
-from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
+from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._forest import (
+    FOREST_PARAMETER_CONSTRAINTS,
+    BreimanForestClassifier,
+    forest_data_problems,
+    forest_like,
+)
 
 __all__ = [
     "ForestKernelSVC",
@@ -204,12 +210,35 @@ def derived_seeds(random_state: Any, n: int) -> tuple[int, list[int]]:
     return base, [int(s) & 0x7FFFFFFF for s in children[:n]]
 
 
+def inner_learn_size(n: int, train_size: float) -> int | None:
+    """The learning part of an inner split of ``n`` points, ``round(train_size n)``; None when the sizes allow no
+    split (fewer than 4 points, fewer than 2 to learn from or none to validate on)."""
+    n_learn = int(round(train_size * n))
+    if n < 4 or n_learn < 2 or n - n_learn < 1:
+        return None
+    return n_learn
+
+
+def svm_grid_problems(params: Mapping[str, Any], n_samples: int, grids: Sequence[str]) -> list[str]:
+    """The candidates of an SVM's grids (``grids``: the parameter names) that ``n_samples`` training points cannot
+    compare: more than one candidate and no inner split of that size (:func:`inner_learn_size`). Once refused,
+    never replaced by the first candidate without a word."""
+    sizes = [len(_grid_values(params[g])) for g in grids]
+    n_candidates = int(np.prod(sizes))
+    if n_candidates > 1 and inner_learn_size(n_samples, float(params["inner_train_size"])) is None:
+        given = ", ".join(f"{g} of {k} value{'s' if k > 1 else ''}" for g, k in zip(grids, sizes, strict=True))
+        return [f"{given}: {n_candidates} candidates to compare on an inner split, but the {n_samples} training "
+                f"points of the data cannot be split into a learning and a validation part "
+                f"(inner_train_size={params['inner_train_size']}; at least 4 points); give one value"]
+    return []
+
+
 def inner_split(y: np.ndarray, train_size: float, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Indices of an inner learn/validation split of the training part: stratified when every class has at least
     two points, else plain. None when no split with both parts non-empty and two classes to learn from exists."""
     n = len(y)
-    n_learn = int(round(train_size * n))
-    if n < 4 or n_learn < 2 or n - n_learn < 1:
+    n_learn = inner_learn_size(n, train_size)
+    if n_learn is None:
         return None
     _, counts = np.unique(y, return_counts=True)
     stratify = y if counts.min() >= 2 and n - n_learn >= len(counts) and n_learn >= len(counts) else None
@@ -311,7 +340,10 @@ class ForestKernelSVC(_SVMBase):
         ``"count"``: K in {0..M}, the paper's K_ens (§3.2), on which its C grid acts; ``"proximity"``: K / M
         (Breiman's proximity; equivalent to dividing every C by M).
     C_grid : sequence of float, default=(1, 10, 100, 10000)
-        Candidate C values (pisetta2010 §5). A single value skips the inner split.
+        Candidate C values (pisetta2010 §5). A single value skips the inner split. Several values on fewer than 4
+        training points (no inner split) are a ValueError; an inner learning part that drew one class only (tiny
+        or very unbalanced data) compares nothing and keeps the smallest C, with ``validation_accuracy_`` and the
+        diagnostic ``val_accuracy`` NaN to say so.
     inner_train_size : float, default=0.7
         Share of the training part the inner forest and SVMs learn from; the rest validates C.
     tol : float, default=1e-3
@@ -358,6 +390,12 @@ class ForestKernelSVC(_SVMBase):
         **_SVM_PARAMETER_CONSTRAINTS,
         "kernel_scale": [StrOptions(set(KERNEL_SCALES))],
     }
+
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The forest's ``max_features`` above the data's features; a C grid that the data cannot search."""
+        return [*forest_data_problems(params, n_samples, n_features, n_classes),
+                *svm_grid_problems(params, n_samples, ("C_grid",))]
 
     def __init__(
         self,
@@ -412,6 +450,7 @@ class ForestKernelSVC(_SVMBase):
         grid = _grid_values(self.C_grid)
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, codes = check_two_classes(y, "an SVM")
+        raise_data_problems(self, *X.shape, len(classes))
         base, (split_seed, inner_seed) = derived_seeds(self.random_state, 2)
 
         scores = np.full(len(grid), np.nan)
@@ -528,6 +567,11 @@ class RBFSVC(_SVMBase):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {**_SVM_PARAMETER_CONSTRAINTS,
                                                                "gamma_grid": [PositiveGrid()]}
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """A (C, gamma) grid that the data cannot search."""
+        return svm_grid_problems(params, n_samples, ("C_grid", "gamma_grid"))
+
     def __init__(
         self,
         *,
@@ -565,6 +609,7 @@ class RBFSVC(_SVMBase):
         g_grid = _grid_values(self.gamma_grid)
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, codes = check_two_classes(y, "an SVM")
+        raise_data_problems(self, *X.shape, len(classes))
         _, (split_seed,) = derived_seeds(self.random_state, 1)
         d = X.shape[1]
         scores = np.full((len(c_grid), len(g_grid)), np.nan)

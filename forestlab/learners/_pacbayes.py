@@ -25,7 +25,13 @@ from forestlab.errors import ForestlabError
 from forestlab.learners._base import PositiveGrid, RunReportMixin
 from forestlab.learners._bounds import pac_bayes_diagnostics
 from forestlab.learners._cache import FitCache, fit_with_cache
-from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS, BreimanForestClassifier, forest_like
+from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._forest import (
+    FOREST_PARAMETER_CONSTRAINTS,
+    BreimanForestClassifier,
+    forest_data_problems,
+    forest_like,
+)
 from forestlab.learners._qp import (
     QPResult,
     expand_group_weights,
@@ -208,6 +214,7 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         "c_grid": [PositiveGrid(), None],
         "mu_grid": [PositiveGrid(), None],
     }
+    _data_problems = staticmethod(forest_data_problems)
 
     def __init__(
         self,
@@ -296,6 +303,7 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         check_classification_targets(y_checked)
         classes, y_idx = np.unique(y_checked, return_inverse=True)
         n_classes = len(classes)
+        raise_data_problems(self, len(y_checked), self.n_features_in_, n_classes)
         if self.weighting == "mincq" and n_classes != 2:
             raise ValueError(f"Only binary classification is supported: MinCq is binary only (zirakiza2013 §5.4), "
                              f"got {n_classes} classes; use weighting='sorf' or 'uniform' for multiclass problems")

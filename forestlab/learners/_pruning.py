@@ -35,6 +35,8 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -47,10 +49,12 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import BipartiteRankerMixin, IntNotBool, RunReportMixin
+from forestlab.learners._data_rules import raise_data_problems
 from forestlab.learners._kernel import derived_seeds
-from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order, treerank_data_problems
 
 __all__ = [
+    "FoldsReducedWarning",
     "PrunedTreeRank",
     "PruningPath",
     "branch_gains",
@@ -574,6 +578,10 @@ def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarr
 _TREERANK_PARAMS = TREERANK_PARAMS
 
 
+class FoldsReducedWarning(UserWarning):
+    """PrunedTreeRank cross-validated its penalty on fewer folds than ``cv_folds``: a class had fewer points."""
+
+
 class PrunedTreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     """TreeRank pruned by penalised AUC, the penalty fixed or chosen by V-fold cross-validation (depecker2010 §2.8).
 
@@ -600,7 +608,11 @@ dyadic_resolution :
         The penalty per leaf, in AUC units; None chooses it by cross-validation.
     cv_folds : int >= 2, default=10
         Number of folds V when ``ccp_alpha`` is None (10, as CART and the thesis' benchmark protocol; the thesis
-        does not give V for its pruning figure). Each class needs at least ``cv_folds`` samples.
+        does not give V for its pruning figure). Stratified folds need ``cv_folds`` points of each class: when the
+        smaller class has fewer (but at least 2), the penalty is cross-validated on as many folds as it has points,
+        with a :class:`FoldsReducedWarning`, the folds used in ``cv_folds_`` and the diagnostic ``cv_folds`` (the
+        most folds the data allow, rather than a refusal of data that scikit-learn's checks and small samples
+        bring); a class of one point is a ValueError.
     random_state : int, RandomState instance or None, default=None
         Seeds T_max (an int is passed to it unchanged, so T_max is the TreeRank of that seed), the folds and the
         fold trees (seeds derived from it). A fixed int gives the same tree and scores on every run.
@@ -627,6 +639,9 @@ dyadic_resolution :
     cv_scores_, cv_scores_std_ : ndarray of shape (K + 1,)
         Mean and standard deviation over the folds of the held-out AUC (cross-validation only). With K = 0 (T^(0) is
         the root) there is nothing to choose and no fold tree is grown: the scores are those of the root (0.5, 0).
+    cv_folds_ : int or None
+        The folds the penalty was cross-validated on: ``cv_folds``, or fewer on a small class (above); None with a
+        fixed ``ccp_alpha``.
     best_index_ : int
         k*.
     ccp_alpha_ : float
@@ -665,6 +680,12 @@ dyadic_resolution :
         "ccp_alpha": [Interval(numbers.Real, 0, None, closed="left"), None],
         "cv_folds": [IntNotBool(2, None, closed="left")],
     }
+
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The tree's RF1/RF2 counts the data cannot give (TreeRank's rule). A class smaller than ``cv_folds`` is
+        not one: fewer folds are used, with a warning (see ``cv_folds``)."""
+        return treerank_data_problems(params, n_features)
 
     def __init__(
         self,
@@ -725,12 +746,8 @@ dyadic_resolution :
         """
         self._validate_params()
         X, classes, codes = self._validate_bipartite(X, y, "PrunedTreeRank")
-        if self.ccp_alpha is None:
-            smallest = int(np.bincount(codes).min())
-            if smallest < self.cv_folds:
-                raise ValueError(f"cross-validating the pruning penalty with cv_folds={self.cv_folds} stratified "
-                                 f"folds needs at least {self.cv_folds} samples of each class; the smaller class "
-                                 f"has {smallest}. Lower cv_folds or fix ccp_alpha")
+        raise_data_problems(self, *X.shape, len(classes))
+        n_folds = self._n_folds(codes)
         base, seeds = derived_seeds(self.random_state, 2)
         labels = np.where(codes == 1, 1, -1)  # the greater label is the positive class, as in TreeRank
         full = self._treerank(base).fit(X, labels)
@@ -740,10 +757,10 @@ dyadic_resolution :
         if self.ccp_alpha is None:
             alphas = cv_alphas(path.ccp_alphas)
             if len(alphas) == 1:  # T^(0) is the root: nothing to choose
-                fold_scores = np.full((self.cv_folds, 1), 0.5)
+                fold_scores = np.full((n_folds, 1), 0.5)
             else:
-                folds = StratifiedKFold(self.cv_folds, shuffle=True, random_state=seeds[0]).split(X, codes)
-                fold_seeds = np.random.SeedSequence([seeds[1], 2010]).generate_state(self.cv_folds)
+                folds = StratifiedKFold(n_folds, shuffle=True, random_state=seeds[0]).split(X, codes)
+                fold_seeds = np.random.SeedSequence([seeds[1], 2010]).generate_state(n_folds)
                 fold_scores = np.array([
                     self._fold_scores(X[train], labels[train], X[test], labels[test], alphas,
                                       int(fold_seeds[v]) & 0x7FFFFFFF)
@@ -759,6 +776,7 @@ dyadic_resolution :
             best = path.index(float(self.ccp_alpha))
             chosen_alpha = float(self.ccp_alpha)
         self.classes_ = classes
+        self.cv_folds_ = n_folds
         self.tree_ = full
         self.pruning_path_ = path
         self.ccp_alphas_ = path.ccp_alphas
@@ -776,7 +794,27 @@ dyadic_resolution :
                              "train_auc": self.train_auc_, "full_train_auc": subtree_auc(full)}
         if self.ccp_alpha is None:
             self.diagnostics_["cv_auc"] = float(self.cv_scores_[best])
+            if n_folds != self.cv_folds:  # recorded where it applied (a full-size run's report is unchanged)
+                self.diagnostics_["cv_folds"] = float(n_folds)
         return self
+
+    def _n_folds(self, codes: np.ndarray) -> int | None:
+        """The folds the penalty is cross-validated on: ``cv_folds``, or the smaller class's size when it has fewer
+        points (with a warning; ``cv_folds_`` records it); None with a fixed ``ccp_alpha``. ValueError when a class
+        has a single point (no two folds can both hold it)."""
+        if self.ccp_alpha is not None:
+            return None
+        smallest = int(np.bincount(codes).min())
+        if smallest < 2:
+            raise ValueError(f"cross-validating the pruning penalty needs at least 2 samples of each class (the "
+                             f"smaller class has {smallest}); fix ccp_alpha instead")
+        if smallest < self.cv_folds:
+            warnings.warn(f"PrunedTreeRank: cv_folds={self.cv_folds} stratified folds need at least {self.cv_folds} "
+                          f"samples of each class and the smaller class has {smallest}: the pruning penalty is "
+                          f"cross-validated on {smallest} folds instead (cv_folds_={smallest}, reported as the "
+                          "diagnostic cv_folds)", FoldsReducedWarning, stacklevel=3)
+            return smallest
+        return int(self.cv_folds)
 
     def _fold_scores(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                      alphas: np.ndarray, seed: int) -> np.ndarray:

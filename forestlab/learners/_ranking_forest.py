@@ -5,14 +5,17 @@ its own seed; feature randomisation is TreeRank's own: ``max_features`` = q1 var
 (RF1), ``leafrank_max_features`` = q2 variables drawn at each node of the LeafRank CART (RF2). With both left at None
 the forest is *bagged TreeRank* (Bagg_CART, Bagg_SVM).
 
-The B rankings are aggregated **on the sample being scored** (the thesis's strategy (ii)): with Spearman's rho as
-the distance between rankings, the median preorder is the order of the mean midranks (:func:`spearman_consensus`);
-the footrule gives the median midrank; the R package ``TreeRankForest`` averages the trees' normalised scores instead.
+The thesis aggregates the B rankings **on the sample being scored** (its strategy (ii)): with Spearman's rho as the
+distance between rankings, the median preorder is the order of the mean midranks (:func:`spearman_consensus`); the
+footrule gives the median midrank. Those scores depend on the batch scored, so the Python default is the R package
+``TreeRankForest``'s mean of the trees' normalised scores (a score of each point); every configured forest
+(conf/algorithm/_ranking_forest.yaml) sets ``aggregation: mean_rank``, the thesis's, which its tables use.
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,7 +33,8 @@ from forestlab.learners._base import (
     RunReportMixin,
     check_test_pair,
 )
-from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank
+from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, treerank_data_problems
 
 __all__ = ["AGGREGATIONS", "TREERANK_PARAMS", "RankingForest", "aggregate_scores", "median_rank_consensus",
            "midranks", "spearman_consensus", "tree_seeds"]
@@ -62,6 +66,16 @@ def _as_score_matrix(scores: Any) -> np.ndarray:
     if not np.all(np.isfinite(S)):
         raise ValueError("scores must be finite")
     return S
+
+
+def _row_mean(S: np.ndarray) -> np.ndarray:
+    """The mean of the rows, summed row after row: each column's sum is then the same whatever the other columns
+    (NumPy's ``mean(axis=0)`` sums a single column pairwise, so a point scored alone could differ in the last bit
+    from the same point in a batch)."""
+    total = np.zeros(S.shape[1])
+    for row in S:
+        total += row
+    return total / len(S)
 
 
 def midranks(scores: Any) -> np.ndarray:
@@ -131,7 +145,8 @@ def aggregate_scores(scores: Any, aggregation: str = "mean_rank") -> np.ndarray:
     scores : array-like of shape (B, n)
         The trees' scores, as :meth:`RankingForest.tree_scores` returns them.
     aggregation : {"mean_rank", "median_rank", "mean_score"}, default="mean_rank"
-        See :data:`AGGREGATIONS`. ``"mean_score"`` is the plain mean of the rows.
+        See :data:`AGGREGATIONS`. ``"mean_score"`` is the plain mean of the rows
+        (the same bits for a point whatever the batch).
 
     Returns
     -------
@@ -142,7 +157,7 @@ def aggregate_scores(scores: Any, aggregation: str = "mean_rank") -> np.ndarray:
     if aggregation == "median_rank":
         return median_rank_consensus(scores)
     if aggregation == "mean_score":
-        return _as_score_matrix(scores).mean(axis=0)
+        return _row_mean(_as_score_matrix(scores))
     raise ValueError(f"unknown aggregation {aggregation!r}; valid: {', '.join(AGGREGATIONS)}")
 
 
@@ -214,12 +229,12 @@ class RankingForest(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     replacement when ``bootstrap``) with its own seed; the forest's score of a batch of points aggregates the trees'
     scores of that batch (digest §2.11):
 
-    - ``"mean_rank"`` (default; the thesis, Tables 4.2 and A.1-A.4): each tree ranks the batch (midranks, ties
-      averaged) and a point's score is its mean rank over the trees: the Spearman-rho consensus
+    - ``"mean_score"`` (default; the R package ``TreeRankForest``): the mean of the trees' normalised leaf scores
+      ``(L - i) / L``: a score of each point, whatever else is scored with it;
+    - ``"mean_rank"`` (the thesis, Tables 4.2 and A.1-A.4, and every configured forest): each tree ranks the batch
+      (midranks, ties averaged) and a point's score is its mean rank over the trees: the Spearman-rho consensus
       (:func:`spearman_consensus`);
-    - ``"median_rank"``: the median of those ranks (Spearman-footrule consensus);
-    - ``"mean_score"``: the mean of the trees' normalised leaf scores ``(L - i) / L`` (the R package
-      ``TreeRankForest``).
+    - ``"median_rank"``: the median of those ranks (Spearman-footrule consensus).
 
     **The rank aggregations depend on the batch being scored.** A point's mean rank in a batch Z is
     ``1/2 + sum over z in Z of w(x, z)``, where ``w(x, z)`` is the share of trees scoring x above z, ties counting
@@ -227,8 +242,8 @@ class RankingForest(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     removing points can reorder the others (Borda's count is not independent of irrelevant alternatives). A point
     scored alone gets 1. What holds for every batch: the scores are equivariant under a permutation of the rows, and
     a point that every tree scores at least as high as another (higher for one tree at least) keeps the higher
-    score. Score the whole sample to be ranked in one call, as the thesis does (a test set or fold); use
-    ``"mean_score"`` for scores of points taken one by one. scikit-learn's ``check_methods_subset_invariance``
+    score. With them, score the whole sample to be ranked in one call, as the thesis does (a test set or fold);
+    the default ``"mean_score"`` scores points one by one. scikit-learn's ``check_methods_subset_invariance``
     (which scores the batch, then each row alone) is a documented expected failure of the rank aggregations.
 
     Parameters
@@ -242,8 +257,9 @@ class RankingForest(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     bootstrap : bool, default=True
         Draw with replacement; otherwise draw N distinct rows (N <= n; N = n grows every tree on all the data, so
         the trees differ only by their RF1/RF2 draws).
-    aggregation : {"mean_rank", "median_rank", "mean_score"}, default="mean_rank"
-        How the trees' scores of a batch become the forest's scores (above). Read when scoring, not when fitting:
+    aggregation : {"mean_score", "mean_rank", "median_rank"}, default="mean_score"
+        How the trees' scores of a batch become the forest's scores (above); ``"mean_rank"`` is the thesis's
+        (batch-dependent) consensus. Read when scoring, not when fitting:
         ``set_params(aggregation=...)`` on a fitted forest rescores with the same trees (one fit serves the three).
     leafrank, max_depth, min_samples_split, max_features, leafrank_max_depth, leafrank_min_samples_split, \
 leafrank_min_samples_leaf, leafrank_max_features, leafrank_criterion, svm_kernel, svm_C, svm_gamma, svm_scale, \
@@ -284,8 +300,9 @@ dyadic_resolution
 
     Notes
     -----
-    Table 4.1's settings (q = 20): Bagg_CART = the defaults; RF1_CART = ``max_features=5``; RF3_CART =
-    ``leafrank_max_features=5``; RF6_CART = ``max_features=5, leafrank_max_features=1``.
+    Table 4.1's settings (q = 20), all with ``aggregation="mean_rank"``: Bagg_CART = the other defaults; RF1_CART =
+    ``max_features=5``; RF3_CART = ``leafrank_max_features=5``; RF6_CART = ``max_features=5,
+    leafrank_max_features=1``.
 
     Each tree is fitted on the training set with its sample's multiplicities as ``sample_weight`` (TreeRank counts
     an integer weight k as k copies of a row: the same tree as on the repeated rows for the CART and axis
@@ -304,7 +321,9 @@ dyadic_resolution
     >>> forest = RankingForest(n_estimators=5, random_state=0).fit(X, 2 * y - 1)
     >>> forest.tree_scores(X[:4]).shape  # 5 trees, 4 points
     (5, 4)
-    >>> float(forest.decision_function(X[:4]).sum())  # mean ranks among the 4 points: 1 + 2 + 3 + 4
+    >>> bool(forest.decision_function(X[:1])[0] == forest.decision_function(X[:4])[0])  # a score of each point
+    True
+    >>> float(forest.set_params(aggregation="mean_rank").decision_function(X[:4]).sum())  # ranks among 4: 1+2+3+4
     10.0
     """
 
@@ -319,13 +338,25 @@ dyadic_resolution
         "random_state": ["random_state"],
     }
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The trees' RF1/RF2 counts the data cannot give (TreeRank's rule), and more distinct rows per tree than
+        the training points (``bootstrap=False``)."""
+        problems = treerank_data_problems(params, n_features)
+        max_samples = params.get("max_samples")
+        if (not params.get("bootstrap", True) and isinstance(max_samples, numbers.Integral)
+                and not isinstance(max_samples, bool) and int(max_samples) > n_samples):
+            problems.append(f"max_samples={int(max_samples)} distinct rows cannot be drawn from the {n_samples} "
+                            "training points of the data (bootstrap=False): give at most n, or a fraction")
+        return problems
+
     def __init__(
         self,
         *,
         n_estimators: int = 50,
         max_samples: int | float = 1.0,
         bootstrap: bool = True,
-        aggregation: str = "mean_rank",
+        aggregation: str = "mean_score",
         leafrank: str = "cart",
         max_depth: int | None = 10,
         min_samples_split: int = 50,
@@ -367,12 +398,8 @@ dyadic_resolution
     # ------------------------------------------------------------------------------------------------------------
     def _n_draw(self, n: int) -> int:
         if isinstance(self.max_samples, numbers.Integral):
-            n_draw = int(self.max_samples)
-            if not self.bootstrap and n_draw > n:
-                raise ValueError(f"max_samples={n_draw} distinct rows cannot be drawn from {n} training rows "
-                                 "(bootstrap=False): give at most n, or a fraction")
-            return n_draw
-        return min(max(round(float(self.max_samples) * n), 2), n)
+            return int(self.max_samples)  # at most n without replacement (_data_problems, checked by fit)
+        return min(max(round(float(self.max_samples) * n), 2), n)  # the documented "at least 2"; f <= 1: <= n
 
     def fit(self, X: Any, y: Any) -> RankingForest:
         """Grow the B trees, each on its own sample with its own seed.
@@ -396,6 +423,7 @@ dyadic_resolution
         """
         self._validate_params()
         X, classes, codes = self._validate_bipartite(X, y, "a ranking forest")
+        raise_data_problems(self, *X.shape, len(classes))
         y_pm = np.where(codes == 1, 1, -1)
         n = len(y_pm)
         n_draw = self._n_draw(n)
@@ -470,8 +498,9 @@ dyadic_resolution
     def decision_function(self, X: Any, depth: int | None = None) -> np.ndarray:
         """The forest's score of each point of the batch ``X`` (higher = more likely positive).
 
-        With ``aggregation="mean_rank"`` or ``"median_rank"`` the scores are ranks among the points of ``X``: they
-        depend on the batch (see the class notes); score the whole sample to be ranked in one call.
+        With the default ``aggregation="mean_score"`` each point's score is its own (the mean of the trees'
+        normalised leaf scores). With ``"mean_rank"`` or ``"median_rank"`` the scores are ranks among the points
+        of ``X``: they depend on the batch (see the class notes); score the whole sample to be ranked in one call.
 
         Parameters
         ----------

@@ -37,6 +37,7 @@ the SVM and dyadic LeafRanks run a Python loop over the master nodes.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,9 +55,34 @@ from forestlab.learners._base import (
     RunReportMixin,
     check_test_pair,
 )
+from forestlab.learners._data_rules import count_exceeds, raise_data_problems
 from forestlab.learners._forest import MAX_FEATURES_CONSTRAINTS, resolve_max_features
 
-__all__ = ["LEAFRANKS", "TREERANK_PARAMS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order"]
+__all__ = ["LEAFRANKS", "TREERANK_PARAMS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order",
+           "treerank_data_problems"]
+
+
+def _master_variables(max_features: Any, n_master: int, n_features: int) -> str:
+    """What RF2 draws among, for a message: the variables of a master node."""
+    return (f"variables of a master node (max_features={max_features!r} draws {n_master} of the data's "
+            f"{n_features} features)")
+
+
+def treerank_data_problems(params: Mapping[str, Any], n_features: int, prefix: str = "") -> list[str]:
+    """The RF1/RF2 counts of TreeRank's ``params`` (all of them) that data of ``n_features`` features cannot give
+    (the rule its fit raises with; ``prefix`` goes before each parameter's name)."""
+    problem = count_exceeds(f"{prefix}max_features", params.get("max_features"), n_features, "features of the data")
+    if problem is not None:
+        return [problem]
+    if params.get("leafrank") != "cart":  # only the CART LeafRank draws RF2 variables
+        return []
+    try:
+        n_master = resolve_max_features(params.get("max_features"), n_features)
+    except (ValueError, TypeError):  # an invalid value: the parameter constraints name it
+        return []
+    problem = count_exceeds(f"{prefix}leafrank_max_features", params.get("leafrank_max_features"), n_master,
+                            _master_variables(params.get("max_features"), n_master, n_features))
+    return [] if problem is None else [problem]
 
 #: The LeafRank rules (how each master node is split).
 LEAFRANKS = ("cart", "axis", "svm", "dyadic")
@@ -345,7 +371,8 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         ``max_depth``, when pure, or when the LeafRank leaves one side empty.
     max_features : int, float, str or None, default=None
         RF1: variables drawn without replacement at each master node for its LeafRank (int count, float fraction
-        ``max(1, floor(f q))``, a rule of :func:`~forestlab.learners.resolve_max_features`; None = all).
+        ``max(1, floor(f q))``, a rule of :func:`~forestlab.learners.resolve_max_features`; None = all). A count
+        above the data's q features is a ValueError (not clipped).
     leafrank_max_depth : int or None, default=10
         Depth of each LeafRank CART (the R package's LRCart default).
     leafrank_min_samples_split : int, default=50
@@ -354,7 +381,8 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         Fewest points in a LeafRank CART leaf (also bounds the sides of the ``"axis"`` cut).
     leafrank_max_features : int, float, str or None, default=None
         RF2: variables drawn at each node of the LeafRank CART among the master node's variables (count or fraction
-        of those); None = all.
+        of those); None = all. A count above the master node's variables is a ValueError. Only the CART LeafRank
+        reads it.
     leafrank_criterion : {"gini", "misclassification"}, default="gini"
         Impurity of the LeafRank CART, computed with the cost-sensitive weights (positives 1 − p̂_C, negatives
         p̂_C, which balance the two classes in every cell): weighted Gini, or the weighted misclassification error
@@ -381,6 +409,10 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
 
     Attributes
     ----------
+    max_features_ : int
+        RF1 as applied: the variables drawn at each master node (``max_features`` resolved on the data's q).
+    leafrank_max_features_ : int or None
+        RF2 as applied: the variables drawn at each LeafRank CART node (None for the other LeafRanks).
     classes_ : ndarray of shape (2,)
         The two labels; ``classes_[1]`` (+1) is the positive class.
     n_features_in_ : int
@@ -424,6 +456,12 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         "dyadic_resolution": [IntNotBool(1, None, closed="left")],
         "random_state": ["random_state"],
     }
+
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """RF1 and RF2 counts that the data cannot give: ``max_features`` above the data's features, or (CART
+        LeafRank, the one that reads it) ``leafrank_max_features`` above the variables of a master node."""
+        return treerank_data_problems(params, n_features)
 
     def __init__(
         self,
@@ -488,6 +526,7 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         """
         self._validate_params()
         X, classes, codes = self._validate_bipartite(X, y, "TreeRank")
+        raise_data_problems(self, *X.shape, len(classes))
         weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         keep = weight > 0
         pos = codes == 1
@@ -503,6 +542,11 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
     def _grow(self, X: np.ndarray, pos: np.ndarray, weight: np.ndarray) -> None:
         n_features = X.shape[1]
         n_master = resolve_max_features(self.max_features, n_features)
+        self.max_features_ = n_master
+        self.leafrank_max_features_ = (
+            resolve_max_features(self.leafrank_max_features, n_master, name="leafrank_max_features",
+                                 of=_master_variables(self.max_features, n_master, n_features))
+            if self.leafrank == "cart" else None)
         rng = check_random_state(self.random_state)
         if self.leafrank in ("cart", "axis"):
             self._grow_compiled(X, pos, weight, n_master, rng)
@@ -527,7 +571,8 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
                 self.leafrank_criterion]
             lr_depth = _UNLIMITED if self.leafrank_max_depth is None else self.leafrank_max_depth
             lr_split = float(self.leafrank_min_samples_split)
-            lr_features = resolve_max_features(self.leafrank_max_features, n_master)
+            lr_features = resolve_max_features(self.leafrank_max_features, n_master, name="leafrank_max_features",
+                                               of=_master_variables(self.max_features, n_master, n_features))
         seed = int(rng.randint(0, np.iinfo(np.int64).max, dtype=np.int64))
         (left, right, parent, depth, n_pos, n_neg, gain, feat_start, feats, importance, *routing) = kernels.grow(
             np.asfortranarray(X), pos, weight, order, _UNLIMITED if self.max_depth is None else self.max_depth,

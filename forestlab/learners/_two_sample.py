@@ -36,10 +36,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from forestlab.learners._base import IntNotBool, TestResult
-from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank
+from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, treerank_data_problems
 
-__all__ = ["MEDIAN_MAX_POINTS", "MMDTest", "TRK_CART_PARAMS", "TreeRankWilcoxonTest", "exact_rank_sum_distribution",
-           "gaussian_kernel_matrix", "median_heuristic", "mmd2_null_moments", "mmd2_unbiased", "rank_sum_test"]
+__all__ = ["GAMMA_STATISTIC", "MEDIAN_MAX_POINTS", "MMDTest", "PERMUTATION_STATISTIC", "TRK_CART_PARAMS",
+           "TreeRankWilcoxonTest", "exact_rank_sum_distribution", "gaussian_kernel_matrix", "median_heuristic",
+           "mmd2_null_moments", "mmd2_unbiased", "rank_sum_test"]
 
 #: The TRK_CART configuration of the project (conf/algorithm/_treerank.yaml + trk_cart.yaml: the R package
 #: TreeRank 1.1's stopping rules and its weighted-misclassification LeafRank CART): the default ranker of
@@ -55,6 +57,12 @@ TRK_CART_PARAMS: dict[str, Any] = {
     "leafrank_max_features": None,
     "leafrank_criterion": "misclassification",
 }
+
+#: What each test's ``TestResult.statistic`` is (its ``statistic_name``): the rank-sum test's W, and the MMD test's
+#: statistic under each null (the unbiased MMD² under relabellings; the scaled biased MMD² the Gamma law is fitted to).
+WILCOXON_STATISTIC = "W"
+PERMUTATION_STATISTIC = "MMD2_u"
+GAMMA_STATISTIC = "T = mn/(m+n) MMD2_b"
 
 #: The median heuristic uses every pair of points of a pooled sample of at most this many points, and the pairs of
 #: a random subset of this many points of a larger one.
@@ -305,7 +313,8 @@ def rank_sum_test(scores_a: Any, scores_b: Any, *, method: str = "auto", n_permu
         else:
             z = (U - n1 * m1 / 2.0 - (0.5 if continuity else 0.0)) / np.sqrt(var)
             p = float(_st.norm.sf(z))
-    return TestResult(statistic=float(W), p_value=float(min(max(p, 0.0), 1.0))), method, null
+    return (TestResult(statistic=float(W), p_value=float(min(max(p, 0.0), 1.0)), statistic_name=WILCOXON_STATISTIC),
+            method, null)
 
 
 class TreeRankParams(Interval):
@@ -393,7 +402,8 @@ class TreeRankWilcoxonTest(BaseEstimator):
         The values W* of the relabellings (``"permutation"`` only).
     diagnostics_ : dict of str to float
         ``held_out_auc`` (= ``auc_``) and the test parts' sizes ``n_test_a``, ``n_test_b``: what the runner stores
-        beside the p-value.
+        beside the p-value; and ``ranker_cv_folds`` when the pruned tree's penalty was cross-validated on fewer
+        folds than its ``cv_folds`` (a learning part with a class smaller than them; see PrunedTreeRank).
 
     Examples
     --------
@@ -437,6 +447,14 @@ class TreeRankWilcoxonTest(BaseEstimator):
     def _ranker_params(self) -> dict[str, Any]:
         return {**TRK_CART_PARAMS, **dict(self.ranker_params or {})}  # keys and values checked by TreeRankParams
 
+    @staticmethod
+    def _data_problems(params: Mapping[str, Any], n_samples: int, n_features: int, n_classes: int) -> list[str]:
+        """The ranker's RF1/RF2 counts (``ranker_params``) that the samples' features cannot give."""
+        if params.get("scorer") not in ("treerank", "pruned_treerank"):
+            return []
+        ranker = {**TRK_CART_PARAMS, **dict(params.get("ranker_params") or {})}
+        return treerank_data_problems(ranker, n_features, prefix="ranker_params.")
+
     def _split(self, n: int, rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
         n_learn = int(min(max(np.floor(self.train_fraction * n + 0.5), 1), n - 1))
         order = rng.permutation(n)
@@ -465,6 +483,7 @@ class TreeRankWilcoxonTest(BaseEstimator):
         """
         self._validate_params()
         A, B = _check_samples(X_a, X_b)
+        raise_data_problems(self, len(A) + len(B), A.shape[1], 2)
         params = self._ranker_params()
         rng = check_random_state(self.random_state)
         learn_a, test_a = self._split(len(A), rng)
@@ -498,6 +517,9 @@ class TreeRankWilcoxonTest(BaseEstimator):
         self.n_test_ = (n1, m1)
         self.null_statistics_ = null
         self.diagnostics_ = {"held_out_auc": self.auc_, "n_test_a": float(n1), "n_test_b": float(m1)}
+        folds = getattr(ranker, "cv_folds_", None)
+        if folds is not None and folds != ranker.cv_folds:  # a pruned tree on a small learning part says so too
+            self.diagnostics_["ranker_cv_folds"] = float(folds)
         return result
 
 
@@ -664,6 +686,12 @@ class MMDTest(BaseEstimator):
 
     Both need the N × N kernel matrix in memory (32 MB at N = 2000).
 
+    **The two nulls test different statistics**, and the result says which (``TestResult.statistic_name``:
+    ``"MMD2_u"`` or ``"T = mn/(m+n) MMD2_b"``): on the same data T is about m n / (m + n) times MMD²_u (5.16 against
+    0.0318 for 300 + 300 points), so compare statistics of one mode only. Each p-value is computed from its own
+    statistic (the stored runs of mmd_boot and mmd_mom carry them under these definitions). The one estimate of the
+    discrepancy that both modes share is ``mmd2_u_`` (and ``mmd2_b_``), set by every call.
+
     Parameters
     ----------
     null_distribution : {"permutation", "gamma"}, default="permutation"
@@ -685,6 +713,8 @@ class MMDTest(BaseEstimator):
         The B values MMD²_u* of the relabellings (``"permutation"``); None for ``"gamma"``.
     null_mean_, null_var_ : float or None
         The Gamma null's mean and variance (``"gamma"``); None for ``"permutation"``.
+    mmd2_u_, mmd2_b_ : float
+        The unbiased and the biased MMD² of the two samples, whatever the null (the same values in both modes).
 
     Examples
     --------
@@ -727,8 +757,9 @@ class MMDTest(BaseEstimator):
         Returns
         -------
         TestResult
-            ``"permutation"``: statistic MMD²_u and its permutation p-value; ``"gamma"``: statistic
-            (m n / (m + n)) MMD²_b and its Gamma p-value.
+            ``"permutation"``: statistic MMD²_u (``statistic_name="MMD2_u"``) and its permutation p-value;
+            ``"gamma"``: statistic T = (m n / (m + n)) MMD²_b (``statistic_name="T = mn/(m+n) MMD2_b"``) and its
+            Gamma p-value. ``mmd2_u_`` is MMD²_u in both modes.
 
         Raises
         ------
@@ -747,21 +778,24 @@ class MMDTest(BaseEstimator):
         self.diagnostics_ = {"bandwidth": float(sigma)}
         self.null_statistics_ = None
         self.null_mean_ = self.null_var_ = None
+        row_sums = K.sum(axis=1)
+        total = float(row_sums.sum())
+        observed = np.zeros((N, 1))
+        observed[:m] = 1.0
+        mmd2_u = float(_mmd2_u_columns(K, row_sums, total, observed, m, n)[0])
+        w = np.concatenate([np.full(m, 1.0 / m), np.full(n, -1.0 / n)])
+        mmd2_b = float(w @ K @ w)
+        self.mmd2_u_, self.mmd2_b_ = mmd2_u, mmd2_b
         if self.null_distribution == "gamma":
-            w = np.concatenate([np.full(m, 1.0 / m), np.full(n, -1.0 / n)])
-            stat = m * n / N * float(w @ K @ w)
+            stat = m * n / N * mmd2_b
             mean, var = mmd2_null_moments(K, m)
             self.null_mean_, self.null_var_ = mean, var
             if mean <= 0 or var <= 0:
                 p = 1.0
             else:
                 p = float(_st.gamma.sf(stat, mean ** 2 / var, scale=var / mean))
-            return TestResult(statistic=float(stat), p_value=p)
-        row_sums = K.sum(axis=1)
-        total = float(row_sums.sum())
-        observed = np.zeros((N, 1))
-        observed[:m] = 1.0
-        stat = float(_mmd2_u_columns(K, row_sums, total, observed, m, n)[0])
+            return TestResult(statistic=float(stat), p_value=p, statistic_name=GAMMA_STATISTIC)
+        stat = mmd2_u
         B_ = self.n_permutations
         null = np.empty(B_)
         for start, chosen in _relabellings(rng, B_, N, m):
@@ -771,4 +805,4 @@ class MMDTest(BaseEstimator):
                                                               n)
         self.null_statistics_ = null
         p = (1.0 + np.count_nonzero(null >= stat)) / (1.0 + B_)
-        return TestResult(statistic=stat, p_value=float(p))
+        return TestResult(statistic=stat, p_value=float(p), statistic_name=PERMUTATION_STATISTIC)
