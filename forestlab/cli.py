@@ -369,7 +369,7 @@ def run(
             progress = Progress(quiet=quiet, terminal=is_terminal())
             summary = execute(specs, store, n_jobs=int(exp.launcher["n_jobs"]), backend=str(exp.launcher["backend"]),
                               force=force, on_event=progress, scheduler=exp.launcher.get("scheduler"))
-            if exp.name == "single":  # a single run's result is what the user came for: print it
+            if exp.name == "single" and not summary.skipped:  # a single run's result is what the user came for
                 for line in _single_run_lines(store, specs):
                     typer.echo(line, err=quiet)  # --quiet keeps stdout empty (cron)
     finally:

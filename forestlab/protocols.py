@@ -242,6 +242,21 @@ def check_sizes(protocol: Mapping, ds_cfg: Mapping, name: str, *, n: int,
                           f"points ({sizes})")
 
 
+def training_size(protocol: Mapping, ds_cfg: Mapping, n: int) -> int:
+    """How many points a fit sees when the protocol splits ``n`` points (k-fold: the largest training part)."""
+    proto = resolve_sizes(protocol, ds_cfg)
+    if proto["kind"] == "kfold":
+        k = int(proto["n_folds"])
+        return n - n // k
+    if proto["kind"] == "resample":
+        return n
+    n_train = _count(proto.get("train_size"), n)
+    n_test = _count(proto.get("test_size"), n)
+    if n_train is None:
+        return n - (n_test or 0)
+    return n_train
+
+
 def _count(size: int | float | None, n: int) -> int | None:
     """A size as a number of points: an int is a count, a float in (0, 1) a fraction of ``n``."""
     if size is None:

@@ -334,32 +334,90 @@ class Summary:
         return self.failed == 0 and self.skipped == 0 and not self.interrupted
 
 
-def preflight(specs: Sequence[RunSpec]) -> dict[str, str]:
-    """Check that each planned dataset can be had; return {dataset: error message} for those that cannot.
+def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[str, str]:
+    """Check that each planned dataset can be had, and that what the plan asks of it can apply to its actual size;
+    return {dataset: error message} for those that cannot (their runs are not started: one line each, never N
+    stored failed runs).
 
-    A dataset whose verified processed arrays are on disk and up to date is only checked (its metadata read): the
-    runs load it themselves, in this process or in the workers. Any other is loaded once here, which verifies and
-    parses its files and writes its processed arrays for the runs.
+    A dataset whose verified processed arrays are on disk and up to date is only checked (its metadata read), against
+    the size its config documents: the runs load it themselves, in this process or in the workers. Any other is loaded
+    once here, which verifies and parses its files and writes its processed arrays for the runs, and is checked
+    against its real size: the protocol's split sizes and folds (:func:`forestlab.protocols.check_sizes`) and every
+    learner's parameters (:func:`forestlab.learners.check_params_for_data`: ``max_features=1000`` on 60 features).
+    ``todo`` holds the keys still to run (default: all): a dataset whose runs are all done is not required to be
+    available, but what is asked of it is still checked when its size can be had.
     """
     from forestlab.datasets import load_dataset
     from forestlab.datasets._fetch import configured_mirror
     from forestlab.datasets._load import processed_ready
 
     problems: dict[str, str] = {}
+    by_dataset: dict[str, list[RunSpec]] = {}
+    for spec in specs:
+        by_dataset.setdefault(spec.dataset, []).append(spec)
+    for dataset, group in by_dataset.items():
+        first = group[0]
+        payload = first.payload
+        if payload["protocol"]["kind"] == "resample":  # resample: drawn per run, checked by the generator's config
+            continue
+        paths = payload["paths"]
+        ds_cfg = payload["dataset_cfg"]
+        facts: tuple[int, int, list[int] | None] | None = None
+        needed = todo is None or any(s.key in todo for s in group)
+        shape = ds_cfg.get("shape")
+        if isinstance(shape, list) and len(shape) == 2 and all(isinstance(v, int) for v in shape) and (
+                not needed or processed_ready(ds_cfg, data_dir=paths["data_dir"], mirror=configured_mirror(paths))):
+            facts = (shape[0], shape[1], None)  # the size its config documents (checked when it was parsed)
+        if facts is None:
+            try:
+                ds = load_dataset(ds_cfg, data_dir=paths["data_dir"], mirror=configured_mirror(paths),
+                                  download=bool(paths.get("download", True)) and needed)
+            except ForestlabError as exc:
+                if needed:
+                    problems[dataset] = str(exc)
+                continue
+            facts = (ds.n_samples, ds.n_features, [int(v) for v in ds.class_counts().values()])
+        problem = _data_problem(dataset, ds_cfg, group, *facts)
+        if problem:
+            problems[dataset] = problem
+    return problems
+
+
+def _data_problem(dataset: str, ds_cfg: Mapping[str, Any], specs: Sequence[RunSpec], n: int, d: int,
+                  class_counts: list[int] | None) -> str | None:
+    """What the plan asks of ``dataset`` that cannot apply to data of ``n`` rows and ``d`` features, or None."""
+    from forestlab.learners import check_params_for_data
+    from forestlab.protocols import check_sizes, training_size
+
+    protocol = specs[0].payload["protocol"]
+    try:
+        check_sizes(protocol, ds_cfg, dataset, n=n, class_counts=class_counts)
+    except ForestlabError as exc:
+        return str(exc)
+    n_fit = training_size(protocol, ds_cfg, n)
+    n_classes = len(class_counts) if class_counts is not None else 2
     seen: set[str] = set()
     for spec in specs:
-        if spec.dataset in seen or spec.payload["protocol"]["kind"] == "resample":  # resample: drawn per run
+        if spec.algorithm in seen:
             continue
-        seen.add(spec.dataset)
-        paths = spec.payload["paths"]
-        if processed_ready(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=configured_mirror(paths)):
-            continue
-        try:
-            load_dataset(spec.payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=configured_mirror(paths),
-                         download=bool(paths.get("download", True)))
-        except ForestlabError as exc:
-            problems[spec.dataset] = str(exc)
-    return problems
+        seen.add(spec.algorithm)
+        learner = spec.payload["learner"]
+        selection = learner.get("selection") or {}
+        if selection.get("kind") == "cv" and class_counts is not None:
+            # the smallest class's points in a training part, at most (stratified splits keep the proportions)
+            most = -(-min(class_counts) * n_fit // n)
+            if most < int(selection["folds"]):
+                return (f"dataset '{dataset}': algorithm '{spec.algorithm}' selects its hyperparameters by "
+                        f"{selection['folds']}-fold inner cross-validation, but a class has at most {most} points in a "
+                        f"training part ({min(class_counts)} of {n} rows): fewer than the folds")
+        grid = dict(learner.get("grid") or {})  # the points the selection fits, its proxy values included
+        grid.update({k: [v] for k, v in (selection.get("proxy") or {}).items()})
+        found = check_params_for_data(learner["estimator"], learner.get("params") or {}, n_samples=n_fit,
+                                      n_features=d, n_classes=n_classes, grid=grid or None)
+        if found:
+            return (f"dataset '{dataset}' ({n} rows, {n_fit} in a training part, {d} features) cannot take "
+                    f"algorithm '{spec.algorithm}': {'; '.join(found)}; change the parameter (nothing is clipped)")
+    return None
 
 
 def _record_row(spec: RunSpec, rec: Mapping[str, Any], arrays: list[str]) -> dict[str, Any]:
@@ -402,10 +460,14 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     t0 = time.perf_counter()
     statuses = store.statuses(s.key for s in specs)
     todo = [s for s in specs if force or statuses.get(s.key) != "done"]
+    by_todo = {s.key for s in todo}
     summary.already_done = len(specs) - len(todo)
-    problems = preflight(todo) if todo else {}
+    problems = preflight(specs, {s.key for s in todo}) if specs else {}
     for dataset, message in problems.items():
-        n = sum(1 for s in todo if s.dataset == dataset)
+        # a configuration the data cannot take is refused whole: its runs stored by a version that clipped the
+        # value instead (max_features=1000 run as 60) are not served as done either
+        n = sum(1 for s in specs if s.dataset == dataset)
+        summary.already_done -= sum(1 for s in specs if s.dataset == dataset and s.key not in by_todo)
         summary.skipped += n
         summary.errors.append(message)
         emit("skip", (dataset, message, n))

@@ -170,7 +170,8 @@ def test_a_file_changed_after_planning_fails_its_run_saying_so(tmp_path):
 def test_a_damaged_processed_cache_is_rebuilt_and_verify_checks_it(tmp_path, mirror, damage, monkeypatch):
     """A truncated archive, or a flipped bit inside X (caught by the archive's CRC-32 when read): the runs that read
     it succeed (it is parsed again and rewritten), and ``datasets verify`` reports and rebuilds it."""
-    env = {"FORESTLAB_RESULTS_DIR": str(tmp_path / "results"), "FORESTLAB_DATA_DIR": str(tmp_path / "data")}
+    env = {"FORESTLAB_RESULTS_DIR": str(tmp_path / "results"), "FORESTLAB_DATA_DIR": str(tmp_path / "data"),
+           "FORESTLAB_DATA_MIRROR": str(mirror)}
     base = ["run", "dataset=sonar", "algorithm=rf", "algorithm.params.n_estimators=5", "protocol=holdout"]
     cli = (lambda *a: run_cli(*a, env=env)) if damage == "flip" else None  # one case through a subprocess
     assert (cli(*base).returncode if cli else _invoke(monkeypatch, env, *base).exit_code) == 0
@@ -258,8 +259,9 @@ def test_a_results_path_that_is_a_file(user_conf, tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------------------------
 # 7. Never silent
 # ---------------------------------------------------------------------------------------------------------------
-def test_commands_say_why_they_write_nothing(tmp_path, shared_data_dir, monkeypatch):
-    env = {"FORESTLAB_RESULTS_DIR": str(tmp_path / "results"), "FORESTLAB_DATA_DIR": str(shared_data_dir)}
+def test_commands_say_why_they_write_nothing(tmp_path, shared_data_dir, mirror, monkeypatch):
+    env = {"FORESTLAB_RESULTS_DIR": str(tmp_path / "results"), "FORESTLAB_DATA_DIR": str(shared_data_dir),
+           "FORESTLAB_DATA_MIRROR": str(mirror)}
     single = ["dataset=wdbc_sklearn", "algorithm=rf", "algorithm.params.n_estimators=5", "protocol=holdout"]
     none_yet = _invoke(monkeypatch, env, "tables", *single)
     assert none_yet.exit_code == 0
@@ -330,3 +332,60 @@ def test_other_unbounded_sizes_are_refused_before_anything_is_allocated(workdir,
         res = runner.invoke(app, ["run", *overrides, *extra])
         assert res.exit_code == 2, res.output  # was a MemoryError traceback, or the machine's memory exhausted
         assert message in res.stderr and "--yes" in res.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. Nothing the user asked for is changed without a word: refused before any run, against the data's real size
+# ---------------------------------------------------------------------------------------------------------------
+def test_a_parameter_the_data_cannot_take_is_refused_before_any_run(tmp_path, mirror):
+    env = {"FORESTLAB_RESULTS_DIR": str(tmp_path / "results"), "FORESTLAB_DATA_DIR": str(tmp_path / "data"),
+           "FORESTLAB_DATA_MIRROR": str(mirror)}
+    res = run_cli("run", "dataset=sonar", "algorithm=rf", "algorithm.params.max_features=1000", env=env)
+    assert res.returncode == 2, res.stderr  # was: run as 60 features, with max_features=1000 in the store
+    _one_error(res.stderr, "dataset 'sonar' (208 rows, 104 in a training part, 60 features) cannot take algorithm "
+                           "'rf': max_features=1000 exceeds the 60 features of the data")
+    db = tmp_path / "results" / "runs.sqlite"
+    assert not db.exists() or not _keys(db)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["protocol.train_size=100"], "has 24 points, too few for 100 training points"),
+    (["protocol=kfold", "protocol.n_folds=20"], "a class of 12 points, fewer than the folds"),
+    (["algorithm.params.max_features=9"], "max_features=9 exceeds the 3 features of the data"),
+])
+def test_what_a_users_file_cannot_take_is_refused_by_its_real_size(user_conf, monkeypatch, overrides, message):
+    """A file has no documented shape: its split sizes, folds and parameters are checked once it is loaded, before
+    any run (each was N stored failed runs, or a clipped value)."""
+    res = _invoke(monkeypatch, user_conf["env"], "run", "dataset=mine", "algorithm=rf", *overrides)
+    assert res.exit_code == 2, res.output
+    _one_error(res.stderr, message)
+    db = Path(user_conf["results"]) / "runs.sqlite"
+    assert not db.exists() or not _keys(db)
+
+
+def test_a_run_stored_before_the_refusal_is_not_served(user_conf, monkeypatch):
+    """A run stored by a version that clipped the value (its key says max_features=9) is not reused as done."""
+    env = user_conf["env"]
+    assert _invoke(monkeypatch, env, "run", "dataset=mine", "algorithm=rf", "algorithm.params.max_features=2",
+                   "algorithm.params.n_estimators=5").exit_code == 0
+    db = Path(user_conf["results"]) / "runs.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET spec = replace(spec, '\"max_features\":2', '\"max_features\":9')")
+    (key,) = con.execute("SELECT key FROM runs").fetchone()
+    con.commit()
+    con.close()
+    from forestlab.config import load_experiment
+    from forestlab.runner import plan
+
+    exp = load_experiment(["dataset=mine", "algorithm=rf", "algorithm.params.max_features=9",
+                           "algorithm.params.n_estimators=5"])
+    (spec,) = plan(exp)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET key = ? WHERE key = ?", (spec.key, key))  # as if stored under that key
+    con.commit()
+    con.close()
+    res = _invoke(monkeypatch, env, "run", "dataset=mine", "algorithm=rf", "algorithm.params.max_features=9",
+                  "algorithm.params.n_estimators=5")
+    assert res.exit_code == 2, res.output
+    assert "max_features=9 exceeds the 3 features" in res.stderr
+    assert "test_risk" not in res.stdout  # its stored metrics are not printed as a result
