@@ -14,7 +14,8 @@ runner evaluates it. :func:`register` adds a learner after checking that it has 
 Every learner declares the valid values of its parameters in ``_parameter_constraints`` (scikit-learn's format),
 which the config checks read, and reports what the runner stores beyond its predictions through
 :func:`run_report`. The vote of a forest's trees (:func:`tree_predictions`, :func:`weighted_vote`) is implemented
-once, in ``_vote``, for every learner that weighs them (RF, SORF, MinCq).
+once, in ``_vote``, for every learner that weighs them (RF, SORF, MinCq, and their PAC-Bayes successors ``fo``,
+``tnd``, ``cctnd``, ``ccpbb`` and ``cbound_joint``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._rankrls import RankRLS
 from forestlab.learners._ranksvm import RankSVM
 from forestlab.learners._treerank import TreeRank
+from forestlab.learners._successor_forests import (
+    CBoundJointForestClassifier,
+    CCPBBForestClassifier,
+    CCTNDForestClassifier,
+    FOForestClassifier,
+    TNDForestClassifier,
+)
 from forestlab.learners._two_sample import MMDTest, TreeRankWilcoxonTest
 from forestlab.learners._vote import (
     shared_tree_predictions,
@@ -95,6 +103,11 @@ register("gboost", GradientBoostingCurves, task="classifier")
 register("rf_estimates", ErrorEstimatesForest, task="classifier")
 register("rf_importance", ImportanceForest, task="classifier")
 register("pacbayes_forest", PACBayesForestClassifier, task="classifier")
+register("fo", FOForestClassifier, task="classifier")
+register("tnd", TNDForestClassifier, task="classifier")
+register("cctnd", CCTNDForestClassifier, task="classifier")
+register("ccpbb", CCPBBForestClassifier, task="classifier")
+register("cbound_joint", CBoundJointForestClassifier, task="classifier")
 register("treerank", TreeRank, task="ranker")
 register("ranking_forest", RankingForest, task="ranker")
 register("pruned_treerank", PrunedTreeRank, task="ranker")
@@ -139,8 +152,12 @@ __all__ = [
     "REGISTRY",
     "TASKS",
     "BreimanForestClassifier",
+    "CBoundJointForestClassifier",
+    "CCPBBForestClassifier",
+    "CCTNDForestClassifier",
     "ChReg",
     "ErrorEstimatesForest",
+    "FOForestClassifier",
     "ForestKernelSVC",
     "GradientBoostingCurves",
     "ImportanceForest",
@@ -154,6 +171,7 @@ __all__ = [
     "RankSVM",
     "RankingForest",
     "RunReportMixin",
+    "TNDForestClassifier",
     "TestResult",
     "TreeRank",
     "TreeRankWilcoxonTest",
