@@ -143,8 +143,8 @@ class OOBStatistics:
         """The statistics of the 2m voters h_1..h_m, -h_1..-h_m of a binary vote (MinCq's): -h errs exactly where h
         is right, on the same out-of-bag points."""
         T, A = self.tandem, self.joint_loss
-        # joint rates on the points out of bag for both: h right and g wrong = A[g, h] - T, both right = 1 - A - A' + T
-        t_pn = A.T - T                     # (h, -g): h errs, g right
+        # rates on the points out of bag for both: h errs and g is right = A[h, g] - T, both right = 1 - A - A' + T
+        t_pn = A - T                       # (h, -g): h errs, g right
         t_nn = 1.0 - A - A.T + T           # (-h, -g)
         tandem = np.block([[T, t_pn], [t_pn.T, t_nn]])
         joint_loss = np.block([[A, A], [1.0 - A, 1.0 - A]])
