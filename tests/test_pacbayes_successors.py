@@ -362,3 +362,28 @@ def test_bad_parameters_are_refused():
         get_learner("tnd")(regime="bogus").fit([[0.0], [1.0]], [0, 1])
     with pytest.raises(TypeError):
         get_learner("tnd")(weighting="fo")  # the weighting is the learner's name, not a parameter
+
+
+def test_the_runner_grows_one_forest_for_rf_and_the_successors_and_stores_every_certificate(workdir):
+    """rf, tnd and cbound_joint on the first WDBC split of the quickstart experiment: one job, one forest, rf's
+    golden numbers unchanged, every run's certificates stored as metrics."""
+    from forestlab.config import load_experiment
+    from forestlab.runner import execute_group, group_specs, plan
+
+    exp = load_experiment(["experiment=quickstart", "seeds=1", "limits.max_datasets=1",
+                           "experiment.algorithms=[rf,tnd,cbound_joint]"])
+    specs = plan(exp)
+    assert len(group_specs(specs)) == 1
+    cache = FitCache()
+    records = {s.algorithm: r for s, r in
+               zip(specs, execute_group([s.payload for s in specs], cache=cache), strict=True)}
+    assert {a: r["status"] for a, r in records.items()} == {"rf": "done", "tnd": "done", "cbound_joint": "done"}
+    assert cache.misses == 1
+    assert records["rf"]["metrics"]["test_risk"] == 0.07719298245614035  # tests/test_golden.py
+    for record in records.values():
+        m = record["metrics"]
+        assert all(0.0 <= m[k] <= 1.0 for k in ("oob_bound_fo", "oob_bound_tnd", "oob_bound_cctnd",
+                                                "oob_bound_ccpbb", "oob_bound_cbound", "oob_bound_cbound_joint"))
+    rf, tnd, joint = (records[a]["metrics"] for a in ("rf", "tnd", "cbound_joint"))
+    assert tnd["oob_bound_tnd"] <= rf["oob_bound_tnd"] and joint["oob_bound_cbound_joint"] <= rf[
+        "oob_bound_cbound_joint"]
