@@ -387,3 +387,29 @@ def test_the_runner_grows_one_forest_for_rf_and_the_successors_and_stores_every_
     rf, tnd, joint = (records[a]["metrics"] for a in ("rf", "tnd", "cbound_joint"))
     assert tnd["oob_bound_tnd"] <= rf["oob_bound_tnd"] and joint["oob_bound_cbound_joint"] <= rf[
         "oob_bound_cbound_joint"]
+
+
+@pytest.mark.parametrize("name", ["tnd", "cbound_joint"])
+def test_rho_learnt_on_a_held_out_half(name, binary_data):
+    """Viallard et al.'s protocol: the forest grows on a stratified half, rho and the bounds use the other half,
+    which every tree predicts out of bag (n = n2 = its size)."""
+    X, y = binary_data
+    est = get_learner(name)(n_estimators=20, random_state=0, rho_sample="half").fit(X, y)
+    assert est.diagnostics_["oob_n"] == est.diagnostics_["oob_n2"] == 250
+    held = est.oob_mask_.all(axis=0)
+    # the forest saw the other 250 points (none of which is out of all 20 bags, for this seed)
+    assert held.sum() == 250 and len(est.forests_[0].oob_mask_[0]) == 250
+    st = oob_statistics(est._train_pred_idx[:, held], est._train_y_idx[held], np.ones((20, 250), bool))
+    assert est.diagnostics_[f"oob_bound_{name}"] == pytest.approx(certificates(st, est.weights_)[name])
+    assert np.mean(est.predict(X) != y) < 0.2
+    again = get_learner(name)(n_estimators=20, random_state=0, rho_sample="half").fit(X, y)
+    assert np.array_equal(est.weights_, again.weights_)
+    rf = PACBayesForestClassifier(weighting="uniform", n_estimators=20, random_state=0).fit(X, y)
+    assert not np.array_equal(rf.estimators_[0].tree_.threshold, est.estimators_[0].tree_.threshold)
+
+
+def test_a_half_split_needs_two_points_per_class():
+    X = np.arange(20, dtype=float).reshape(10, 2)
+    y = np.array([0] * 9 + [1])
+    with pytest.raises(ValueError, match="at least 2 points"):
+        get_learner("tnd")(n_estimators=3, rho_sample="half").fit(X, y)

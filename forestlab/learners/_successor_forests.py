@@ -9,9 +9,12 @@ bag and the optimisers are documented in :mod:`forestlab.learners._pacbayes_succ
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -21,7 +24,23 @@ from forestlab.learners._cache import FitCache
 from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS
 from forestlab.learners._pacbayes import DELTA, REGIMES, PACBayesForestClassifier
 from forestlab.learners._pacbayes_successors import learn_weights, oob_statistics
-from forestlab.learners._vote import oob_vote_errors
+from forestlab.learners._vote import oob_vote_errors, tree_prediction_indices
+
+#: The samples rho is learnt (and the bounds computed) on: the out-of-bag points of the forest grown on the whole
+#: training set, or the half of the training set the forest, grown on the other half, has not seen.
+RHO_SAMPLES = ("oob", "half")
+#: Salt of the seed of the split of ``rho_sample="half"``.
+HALF_SEED_SALT = 2021
+
+
+def half_split_seed(random_state: Any) -> int | None:
+    """Seed of the prior/posterior split of ``rho_sample="half"``: from ``SeedSequence([random_state, 2021])`` for
+    an int (so the split differs from the forest's own draws), a draw of a ``RandomState``, None for None."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(np.random.SeedSequence([int(random_state), HALF_SEED_SALT]).generate_state(1)[0]) & 0x7FFFFFFF
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 __all__ = ["CBoundJointForestClassifier", "CCPBBForestClassifier", "CCTNDForestClassifier", "FOForestClassifier",
            "SuccessorForestClassifier", "TNDForestClassifier"]
@@ -35,8 +54,15 @@ class SuccessorForestClassifier(PACBayesForestClassifier):
     Parameters
     ----------
     regime, n_estimators, max_features, min_samples_leaf, criterion, n_jobs, random_state
-        As :class:`PACBayesForestClassifier`: with the same values these weigh the very trees RF, SORF and MinCq
-        weigh.
+        As :class:`PACBayesForestClassifier`: with the same values (and ``rho_sample="oob"``) these weigh the very
+        trees RF, SORF and MinCq weigh.
+    rho_sample : {"oob", "half"}, default="oob"
+        - ``"oob"``: the forest is grown on the whole training set and rho learnt on its out-of-bag statistics
+          (Masegosa et al.'s and Wu et al.'s reading; n and n2 the smallest out-of-bag counts);
+        - ``"half"``: Viallard et al.'s protocol: a stratified half of the training set (seeded from
+          ``random_state``, :func:`half_split_seed`) grows the forest, the other half, which no tree has seen,
+          gives the statistics (n = n2 = its size). Not the trees of ``rf``: a forest of its own, grown on half the
+          points. ``oob_error_`` and the error curves count the held-out half as out of every bag.
 
     Attributes
     ----------
@@ -47,8 +73,9 @@ class SuccessorForestClassifier(PACBayesForestClassifier):
         tree or a pair of trees has no out-of-bag point: no bound can be computed and rho is left uniform) and, for
         ``cctnd`` and ``ccpbb``, the ``mu`` reached.
     diagnostics_ : dict of str to float
-        Those of :class:`PACBayesForestClassifier` (the ``oob_bound_*`` certificates of the vote included), the
-        minimised ``objective`` and the other entries of ``objective_`` prefixed ``objective_``.
+        Those of :class:`PACBayesForestClassifier` (the ``oob_bound_*`` certificates of the vote included; with
+        ``rho_sample="half"`` they are computed on the held-out half, ``oob_n = oob_n2`` its size), the minimised
+        ``objective`` and the other entries of ``objective_`` prefixed ``objective_``.
 
     The other attributes are those of :class:`PACBayesForestClassifier` (``grid_`` and ``selection_curve_`` empty,
     ``selected_params_`` empty: nothing is selected on a grid).
@@ -58,6 +85,7 @@ class SuccessorForestClassifier(PACBayesForestClassifier):
     weighting: ClassVar[str]  # fixed by each subclass (a class attribute, not a parameter)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "regime": [StrOptions(set(REGIMES))],
+        "rho_sample": [StrOptions(set(RHO_SAMPLES))],
         **{key: FOREST_PARAMETER_CONSTRAINTS[key] for key in
            ("n_estimators", "max_features", "min_samples_leaf", "criterion", "n_jobs", "random_state")},
     }
@@ -72,8 +100,10 @@ class SuccessorForestClassifier(PACBayesForestClassifier):
         criterion: str = "gini",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        rho_sample: str = "oob",
     ) -> None:
         self.regime = regime
+        self.rho_sample = rho_sample
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples_leaf = min_samples_leaf
@@ -84,8 +114,20 @@ class SuccessorForestClassifier(PACBayesForestClassifier):
     def _grid(self) -> np.ndarray:
         return np.empty(0)
 
+    def _halves(self, y_idx: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of the prior half (grows the forest) and of the held-out half (learns rho), stratified; a
+        ValueError when a class has fewer than 2 points (it could not be in both halves)."""
+        counts = np.bincount(y_idx, minlength=n_classes)
+        if counts.min() < 2:
+            raise ValueError(f"rho_sample='half' splits the training set in two stratified halves: every class needs "
+                             f"at least 2 points, got {counts.min()} for one; use rho_sample='oob'")
+        prior, post = train_test_split(np.arange(len(y_idx)), train_size=0.5, stratify=y_idx,
+                                       random_state=half_split_seed(self.random_state))
+        return np.sort(prior), np.sort(post)
+
     def fit(self, X: Any, y: Any, fit_cache: FitCache | None = None) -> SuccessorForestClassifier:
-        """Grow the forest (through ``fit_cache`` when given) and learn rho on its out-of-bag statistics.
+        """Grow the forest (through ``fit_cache`` when given) and learn rho on its out-of-bag statistics (on the
+        held-out half with ``rho_sample="half"``).
 
         Parameters
         ----------
@@ -101,17 +143,32 @@ class SuccessorForestClassifier(PACBayesForestClassifier):
         self
         """
         self._check_params()
-        _, y_checked = validate_data(self, X, y, dtype=np.float32)
+        X_checked, y_checked = validate_data(self, X, y, dtype=np.float32)
         check_classification_targets(y_checked)
         classes, y_idx = np.unique(y_checked, return_inverse=True)
         n_classes = len(classes)
-        forests, order = self._grow(X, y, fit_cache)
+        if self.rho_sample == "half":
+            prior, post = self._halves(y_idx, n_classes)
+            forests, order = self._grow(X_checked[prior], y_checked[prior], fit_cache)
+        else:
+            prior = post = None
+            forests, order = self._grow(X, y, fit_cache)
         estimators = [tree for forest in forests for tree in forest.estimators_]
         pred_idx = np.concatenate([np.searchsorted(classes, f.train_tree_predictions_) for f in forests])[order]
         pred_idx = pred_idx.astype(np.min_scalar_type(max(n_classes - 1, 0)))
         oob_mask = np.concatenate([f.oob_mask_ for f in forests])[order]
-
-        stats = oob_statistics(pred_idx, y_idx, oob_mask)
+        if post is None:
+            stats = oob_statistics(pred_idx, y_idx, oob_mask)
+        else:  # the held-out half: out of every bag; the training arrays cover both halves, in the input's order
+            ordered = [estimators[i] for i in order]
+            held = tree_prediction_indices(ordered, np.ascontiguousarray(X_checked[post]), np.arange(n_classes),
+                                           n_jobs=self._n_jobs()).astype(pred_idx.dtype)
+            stats = oob_statistics(held, y_idx[post], np.ones(held.shape, dtype=bool))
+            full_pred = np.empty((len(ordered), len(y_idx)), dtype=pred_idx.dtype)
+            full_mask = np.ones((len(ordered), len(y_idx)), dtype=bool)
+            full_pred[:, prior], full_pred[:, post] = pred_idx, held
+            full_mask[:, prior] = oob_mask
+            pred_idx, oob_mask = full_pred, full_mask
         with threadpool_limits(1):  # 100-variable problems: BLAS threads only add overhead (and noise in timings)
             rho, info = learn_weights(self.weighting, stats, DELTA)
 
