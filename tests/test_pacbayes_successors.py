@@ -12,7 +12,7 @@ from scipy.optimize import brentq, minimize
 from sklearn.datasets import make_classification
 
 from forestlab.learners import REGISTRY, PACBayesForestClassifier, get_learner, run_report
-from forestlab.learners._bounds import kl_bernoulli, kl_inverse_lower, kl_inverse_upper, seeger_xi
+from forestlab.learners._bounds import kl_bernoulli, kl_inverse_lower, seeger_xi
 from forestlab.learners._cache import FitCache
 from forestlab.learners._pacbayes import OOB_CERTIFICATE_KEYS
 from forestlab.learners._pacbayes_successors import (
@@ -123,7 +123,8 @@ def _kl_inv(q: float, eps: float, upper: bool = True) -> float:
 
 def test_fo_and_tnd_bounds_by_hand():
     st = _hand_stats()
-    rho = np.array([0.5, 0.5])  # KL = 0; L(rho) = 0.15, n = 400; L(rho^2) = (0.1 + 0.2 + 2 * 0.06) / 4 = 0.105, n2 = 150
+    # KL = 0; L(rho) = 0.15, n = 400; L(rho^2) = (0.1 + 0.2 + 2 * 0.06) / 4 = 0.105, n2 = 150
+    rho = np.array([0.5, 0.5])
     assert fo_bound(st, rho) == pytest.approx(2 * _kl_inv(0.15, math.log(2 * 20 / DELTA) / 400), abs=1e-10)
     assert tnd_bound(st, rho) == pytest.approx(
         4 * _kl_inv(0.105, math.log(2 * math.sqrt(150) / DELTA) / 150), abs=1e-10)
@@ -323,7 +324,7 @@ def test_every_weighting_weighs_the_same_trees_and_stores_its_certificates(binar
     rf = PACBayesForestClassifier(weighting="uniform", **params).fit(X, y, fit_cache=cache)
     fitted = {name: get_learner(name)(**params).fit(X, y, fit_cache=cache) for name in SUCCESSOR_WEIGHTINGS}
     assert cache.misses == 1 and cache.hits == len(SUCCESSOR_WEIGHTINGS)
-    for name, est in fitted.items():
+    for est in fitted.values():
         assert all(a is b for a, b in zip(est.estimators_, rf.estimators_, strict=True))
         assert est.weights_.sum() == pytest.approx(1.0) and (est.weights_ > 0).all()
         assert set(OOB_CERTIFICATE_KEYS.values()) <= set(est.diagnostics_)

@@ -34,7 +34,6 @@ from forestlab.learners._rankboost import RankBoost
 from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._rankrls import RankRLS
 from forestlab.learners._ranksvm import RankSVM
-from forestlab.learners._treerank import TreeRank
 from forestlab.learners._successor_forests import (
     CBoundJointForestClassifier,
     CCPBBForestClassifier,
@@ -42,6 +41,7 @@ from forestlab.learners._successor_forests import (
     FOForestClassifier,
     TNDForestClassifier,
 )
+from forestlab.learners._treerank import TreeRank
 from forestlab.learners._two_sample import MMDTest, TreeRankWilcoxonTest
 from forestlab.learners._vote import (
     shared_tree_predictions,

@@ -177,11 +177,11 @@ def oob_statistics(pred_idx: np.ndarray, y_idx: np.ndarray, oob_mask: np.ndarray
     err = (np.asarray(pred_idx) != np.asarray(y_idx)[None, :]) & oob
     # counts are sums of 0/1 terms: exact in float32 below 2**24 points, in float64 otherwise
     dtype = np.float32 if err.shape[1] < 2 ** 24 else np.float64
-    E = err.astype(dtype)
-    O = oob.astype(dtype)
-    both_err = np.rint(E @ E.T).astype(np.int64)
-    n_joint = np.rint(O @ O.T).astype(np.int64)
-    err_joint = np.rint(E @ O.T).astype(np.int64)
+    errs = err.astype(dtype)
+    outs = oob.astype(dtype)
+    both_err = np.rint(errs @ errs.T).astype(np.int64)
+    n_joint = np.rint(outs @ outs.T).astype(np.int64)
+    err_joint = np.rint(errs @ outs.T).astype(np.int64)
     n_oob = oob.sum(axis=1).astype(np.int64)
     denom = np.maximum(n_joint, 1)
     loss = err.sum(axis=1) / np.maximum(n_oob, 1)
@@ -605,8 +605,8 @@ def _cbound_joint_objective(stats: OOBStatistics, rho: np.ndarray, delta: float)
     if jensen:  # both constraints active? Jensen's g(p) = (e + d/2)^2 - e
         g = (e + d / 2.0) ** 2 - e
         if abs(g) < 1e-9:
-            l = e + d / 2.0
-            dg = np.array([2.0 * l - 1.0, l])
+            gibbs = e + d / 2.0
+            dg = np.array([2.0 * gibbs - 1.0, gibbs])
             M = np.column_stack([dk_p, dg])
             if abs(np.linalg.det(M)) > 1e-14:
                 lam = float(np.linalg.solve(M, dC)[0])
