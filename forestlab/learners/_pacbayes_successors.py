@@ -69,6 +69,7 @@ __all__ = [
     "certificates",
     "fo_bound",
     "learn_weights",
+    "minimise_on_simplex",
     "objective",
     "oob_statistics",
     "tnd_bound",

@@ -42,8 +42,8 @@ def half_split_seed(random_state: Any) -> int | None:
         return int(np.random.SeedSequence([int(random_state), HALF_SEED_SALT]).generate_state(1)[0]) & 0x7FFFFFFF
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
-__all__ = ["CBoundJointForestClassifier", "CCPBBForestClassifier", "CCTNDForestClassifier", "FOForestClassifier",
-           "SuccessorForestClassifier", "TNDForestClassifier"]
+__all__ = ["RHO_SAMPLES", "CBoundJointForestClassifier", "CCPBBForestClassifier", "CCTNDForestClassifier",
+           "FOForestClassifier", "SuccessorForestClassifier", "TNDForestClassifier", "half_split_seed"]
 
 
 class SuccessorForestClassifier(PACBayesForestClassifier):
