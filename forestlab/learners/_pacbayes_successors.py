@@ -253,7 +253,8 @@ def cctnd_bound(stats: OOBStatistics, rho: np.ndarray, delta: float = DELTA) -> 
     lo, hi = kl_inverse_lower(gibbs, eps), kl_inverse_upper(gibbs, eps)
     best = min((_cantelli_mu(U, lo, +1), _cantelli_argmin(U, lo, +1)),
                (_cantelli_mu(U, hi, -1), _cantelli_argmin(U, hi, -1)))
-    return min(1.0, best[0]), float(best[1])
+    # every mu < 1/2 gives a valid bound; on the event where the kl bounds hold the numerator is >= 0
+    return min(1.0, max(0.0, best[0])), float(best[1])
 
 
 def cbound_seeger_bound(stats: OOBStatistics, rho: np.ndarray, delta: float = DELTA) -> float:
