@@ -54,6 +54,13 @@ from forestlab.learners._treerank import LEAFRANKS, TreeRank
 INIT_PARAMS: dict[str, dict[str, Any]] = {
     "rf": {"n_estimators": 5, "random_state": 0},
     "pacbayes_forest": {"n_estimators": 5, "random_state": 0},  # SORF (the default weighting), fully grown trees
+    # the PAC-Bayes successors: the checks' small samples leave pairs of trees without common out-of-bag points
+    # (then rho stays uniform, objective_["degenerate"] = 1); 5 trees exercise the optimisers where they have some
+    "fo": {"n_estimators": 5, "random_state": 0},
+    "tnd": {"n_estimators": 5, "random_state": 0},
+    "cctnd": {"n_estimators": 5, "random_state": 0},
+    "ccpbb": {"n_estimators": 5, "random_state": 0},
+    "cbound_joint": {"n_estimators": 5, "random_state": 0},
     "forest_svm": {"n_estimators": 5, "random_state": 0},
     "rbf_svm": {"C_grid": (1, 100), "gamma_grid": (1.0,), "random_state": 0},
     "gboost": {"n_estimators": 5, "random_state": 0},

@@ -28,7 +28,7 @@ from forestlab.learners._bounds import (
     vote_margins,
 )
 from forestlab.learners._cache import FitCache, fit_with_cache
-from forestlab.learners._pacbayes import mixed_seeds, select_grid_point
+from forestlab.learners._pacbayes import OOB_CERTIFICATE_KEYS, mixed_seeds, select_grid_point
 from forestlab.learners._qp import (
     expand_group_weights,
     group_voters,
@@ -675,6 +675,7 @@ def test_registered():
 # ---------------------------------------------------------------------------------------------------- diagnostics
 KEYS = {"gibbs_risk", "disagreement", "c_bound", "pac_bayes_bound", "gibbs_risk_bound", "kl_uniform",
         "effective_trees", "grid_failures"}
+KEYS |= set(OOB_CERTIFICATE_KEYS.values())  # the out-of-bag certificates (tests/test_pacbayes_successors.py)
 
 
 @pytest.mark.parametrize("weighting", ["uniform", "sorf", "mincq"])

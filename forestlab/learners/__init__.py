@@ -16,7 +16,8 @@ which the config checks read, and reports what the runner stores beyond its pred
 :func:`run_report`. A parameter that cannot apply to the data (``max_features=1000`` on 60 features) is a
 ValueError of ``fit``, not a clipped value; :func:`check_params_for_data` applies the same rule before any run.
 The vote of a forest's trees (:func:`tree_predictions`, :func:`weighted_vote`) is implemented once, in ``_vote``,
-for every learner that weighs them (RF, SORF, MinCq).
+for every learner that weighs them (RF, SORF, MinCq, and their PAC-Bayes successors ``fo``, ``tnd``, ``cctnd``,
+``ccpbb`` and ``cbound_joint``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ from forestlab.learners._rankboost import RankBoost
 from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._rankrls import RankRLS
 from forestlab.learners._ranksvm import RankSVM
+from forestlab.learners._successor_forests import (
+    CBoundJointForestClassifier,
+    CCPBBForestClassifier,
+    CCTNDForestClassifier,
+    FOForestClassifier,
+    TNDForestClassifier,
+)
 from forestlab.learners._treerank import TreeRank
 from forestlab.learners._two_sample import MMDTest, TreeRankWilcoxonTest
 from forestlab.learners._vote import (
@@ -98,6 +106,11 @@ register("gboost", GradientBoostingCurves, task="classifier")
 register("rf_estimates", ErrorEstimatesForest, task="classifier")
 register("rf_importance", ImportanceForest, task="classifier")
 register("pacbayes_forest", PACBayesForestClassifier, task="classifier")
+register("fo", FOForestClassifier, task="classifier")
+register("tnd", TNDForestClassifier, task="classifier")
+register("cctnd", CCTNDForestClassifier, task="classifier")
+register("ccpbb", CCPBBForestClassifier, task="classifier")
+register("cbound_joint", CBoundJointForestClassifier, task="classifier")
 register("treerank", TreeRank, task="ranker")
 register("ranking_forest", RankingForest, task="ranker")
 register("pruned_treerank", PrunedTreeRank, task="ranker")
@@ -142,8 +155,12 @@ __all__ = [
     "REGISTRY",
     "TASKS",
     "BreimanForestClassifier",
+    "CBoundJointForestClassifier",
+    "CCPBBForestClassifier",
+    "CCTNDForestClassifier",
     "ChReg",
     "ErrorEstimatesForest",
+    "FOForestClassifier",
     "ForestKernelSVC",
     "GradientBoostingCurves",
     "ImportanceForest",
@@ -157,6 +174,7 @@ __all__ = [
     "RankSVM",
     "RankingForest",
     "RunReportMixin",
+    "TNDForestClassifier",
     "TestResult",
     "TreeRank",
     "TreeRankWilcoxonTest",

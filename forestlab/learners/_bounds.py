@@ -34,6 +34,7 @@ __all__ = [
     "effective_number",
     "gibbs_risk",
     "kl_bernoulli",
+    "kl_inverse_lower",
     "kl_inverse_upper",
     "kl_to_uniform",
     "pac_bayes_diagnostics",
@@ -112,6 +113,23 @@ def kl_inverse_upper(q: float, bound: float, *, tol: float = 1e-12) -> float:
         else:
             hi = mid
     return hi
+
+
+def kl_inverse_lower(q: float, bound: float, *, tol: float = 1e-12) -> float:
+    """inf {p in [0, q] : kl(q || p) <= bound}, by bisection (kl(q || .) decreases on [0, q])."""
+    q = min(max(float(q), 0.0), 1.0)
+    if bound <= 0.0:
+        return q
+    lo, hi = 0.0, q
+    if kl_bernoulli(q, lo) <= bound:
+        return 0.0
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if kl_bernoulli(q, mid) <= bound:
+            hi = mid
+        else:
+            lo = mid
+    return lo
 
 
 @lru_cache(maxsize=64)

@@ -32,6 +32,7 @@ from forestlab.learners._forest import (
     forest_data_problems,
     forest_like,
 )
+from forestlab.learners._pacbayes_successors import OOBStatistics, certificates, oob_statistics
 from forestlab.learners._qp import (
     QPResult,
     expand_group_weights,
@@ -58,6 +59,13 @@ DEFAULT_C_GRID = np.linspace(1.0, 2.0, 20)
 DEFAULT_MU_GRID = np.linspace(1e-4, 0.05, 20)
 #: Confidence of the PAC-Bayes bound in ``diagnostics_``.
 DELTA = 0.05
+#: Name in ``diagnostics_`` of each value of ``_pacbayes_successors.certificates``.
+OOB_CERTIFICATE_KEYS = {
+    "fo": "oob_bound_fo", "tnd": "oob_bound_tnd", "cctnd": "oob_bound_cctnd", "ccpbb": "oob_bound_ccpbb",
+    "cbound": "oob_bound_cbound", "cbound_joint": "oob_bound_cbound_joint", "cctnd_mu": "oob_cctnd_mu",
+    "ccpbb_mu": "oob_ccpbb_mu", "gibbs": "oob_gibbs_risk", "tandem": "oob_tandem_risk",
+    "disagreement": "oob_disagreement", "n": "oob_n", "n2": "oob_n2",
+}
 #: Salt of the seeds of the two forests of the mixed regime.
 MIXED_SEED_SALT = 2013
 
@@ -195,6 +203,17 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
     - ``kl_uniform``: KL(Q || uniform) (at most ln n; at most ln 2 for MinCq's quasi-uniform Q);
     - ``effective_trees``: the inverse Simpson index (sum_i |w_i|)^2 / sum_i w_i^2 of the trees' net weights,
       between 1 and n (n for uniform).
+
+    **Out-of-bag certificates** (``oob_*``, delta = 0.05): the bounds of the PAC-Bayes successors (digest
+    pacbayes-successors.md; :mod:`forestlab.learners._pacbayes_successors`) on the true risk of the final vote,
+    computed from out-of-bag statistics as Masegosa et al. and Wu et al. compute them (each tree's loss on its
+    out-of-bag points, each pair's on the points out of bag for both; n and n2 the smallest counts):
+    ``oob_bound_fo``, ``oob_bound_tnd``, ``oob_bound_cctnd``, ``oob_bound_ccpbb``, ``oob_bound_cbound`` (the
+    C-bound in Seeger's form), ``oob_bound_cbound_joint`` (Germain et al.'s PAC-Bound 2), with ``oob_cctnd_mu``,
+    ``oob_ccpbb_mu``, ``oob_gibbs_risk``, ``oob_tandem_risk``, ``oob_disagreement`` (exactly one of two voters
+    errs), ``oob_n`` and ``oob_n2``. For MinCq they are those of its self-complemented Q. Unlike
+    ``pac_bayes_bound`` (whose trees have seen the whole sample) each tree is measured on points it was not grown
+    on, the reading Masegosa et al. 2020 justify.
 
     Examples
     --------
@@ -366,6 +385,7 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         self._train_y_idx = y_idx.astype(np.intp)
         self.diagnostics_ = self._diagnostics(pred_idx, y_idx)
         self.diagnostics_["grid_failures"] = float(sum(not r.solved for r in results))
+        self.diagnostics_.update(self._oob_certificates(oob_statistics(pred_idx, y_idx, oob_mask)))
         return self
 
     def __sklearn_tags__(self) -> Any:
@@ -403,6 +423,20 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         else:
             distribution = self._vote_weights
         return pac_bayes_diagnostics(mass, y_idx, np.clip(distribution, 0.0, None), self._vote_weights, delta=DELTA)
+
+    def _oob_certificates(self, stats: OOBStatistics) -> dict[str, float]:
+        """The out-of-bag certificates of the final vote (``_pacbayes_successors.certificates``), keys ``oob_*``.
+
+        For MinCq they are those of its self-complemented distribution over the 2n voters {h_i, -h_i} (the
+        statistics of -h_i: ``OOBStatistics.self_complemented``), whose Gibbs vote is its vote."""
+        if self.weighting == "mincq":
+            n = len(self.weights_)
+            stats = stats.self_complemented()
+            rho = np.concatenate([(1.0 / n + self.weights_) / 2.0, (1.0 / n - self.weights_) / 2.0])
+        else:
+            rho = self.weights_
+        rho = np.clip(rho, 0.0, None)
+        return {OOB_CERTIFICATE_KEYS[k]: float(v) for k, v in certificates(stats, rho / rho.sum(), DELTA).items()}
 
     def _snapped_scores(self, X: Any) -> np.ndarray:
         """Class scores (n_samples, K) with scores within the tie tolerance of the best set equal to it."""
