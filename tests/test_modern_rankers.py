@@ -82,6 +82,19 @@ def test_the_seed_is_honoured(name, split):
     np.testing.assert_array_equal(c, d)
 
 
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_scores_do_not_depend_on_the_threads_allowed(name, split):
+    """One library thread whatever the process allows: the runner's workers limit BLAS/OpenMP to one thread, a
+    command-line session of one job does too, an interactive session does not."""
+    from threadpoolctl import threadpool_limits
+
+    X, y, X_test, _ = split
+    free = _quick(name, random_state=0).fit(X, y).decision_function(X_test)
+    with threadpool_limits(1):
+        limited = _quick(name, random_state=0).fit(X, y).decision_function(X_test)
+    np.testing.assert_array_equal(free, limited)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # XGBoost: the pairwise objective over the whole set
 # ---------------------------------------------------------------------------------------------------------------
@@ -261,7 +274,6 @@ def test_a_run_through_the_runner_stores_the_choice():
     assert record["status"] == "done", record["error"]
     assert set(record["selected"]) == {"num_leaves", "learning_rate", "min_child_samples"}
     assert record["arrays"]["selection_cv_score"].shape == (8,)
-    print(sorted(record["metrics"]))
     assert 1 <= record["metrics"]["n_rounds"] <= 40 and record["metrics"]["test_auc"] > 0.75
 
 

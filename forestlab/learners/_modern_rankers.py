@@ -1,19 +1,22 @@
 """The rankers a practitioner would try first today (ours: not in depecker2010): gradient boosting from XGBoost and
 LightGBM, scikit-learn's histogram gradient boosting and random forest, each a thin bipartite ranker.
 
-They answer the question of /work/shared/studies/modern-competitors.md ("bipartite ranking"): do depecker2010's
-conclusions on TreeRank and its forests survive the standard tools of 2026? Each wrapper fits labels in {-1, +1}
-and scores with ``decision_function`` (higher = more likely positive):
+They answer the question of the study digest studies/modern-competitors.md ("bipartite ranking"): do
+depecker2010's conclusions on TreeRank and its forests survive the standard tools of 2026? Each wrapper fits labels
+in {-1, +1} and scores with ``decision_function`` (higher = more likely positive):
 
 - :class:`XGBoostRanker`: XGBoost's ``rank:pairwise`` objective, the RankNet (pairwise logistic) loss
   Σ log(1 + exp(−(s(x_i) − s(x_j)))) over (positive, negative) pairs, with the whole training set as **one query
-  group** and ``lambdarank_pair_method="mean"``: every round, each point draws ``pairs_per_sample`` partners of the
-  other class uniformly from the *whole* set. A pair (i, j) is then drawn by i with probability k / n_j's class size
-  and by j with k / n_i's, so every (positive, negative) pair carries the same expected weight k (1/n+ + 1/n−): the
-  expected gradient is the all-pairs gradient whatever k, and k only lowers its noise. (XGBoost's default pair
-  method since 2.0, ``"topk"``, keeps only the pairs with one of the top ``k`` of the ranked list: an NDCG@k
-  criterion, not the AUC; dmlc/xgboost #10097.) The score normalisation by the pair's score gap (XGBoost's
-  ``lambdarank_score_normalization``, on by default since 2.0) is switched off, so the loss is RankNet's.
+  group** and ``lambdarank_pair_method="mean"``: every round, each point draws ``pairs_per_sample`` = k partners
+  of the other class uniformly from the *whole* set. A pair (i, j), i positive, is then drawn k / n− times by i and
+  k / n+ times by j on average: every (positive, negative) pair carries the same expected weight, so the expected
+  gradient is the all-pairs gradient whatever k, and k only lowers its noise (XGBoost divides the gradients by k,
+  which keeps a point's hessian near 1 and ``min_child_weight`` meaningful). XGBoost's default pair method since
+  2.0, ``"topk"``, keeps only the pairs with one of the top k of the ranked list (an NDCG@k criterion, not the
+  AUC; dmlc/xgboost #10097, #10098). The weighting of each pair by its score gap (``lambdarank_score_normalization``,
+  on by default since 2.0) is switched off, so the loss is RankNet's. Early stopping reads the binary AUC of the
+  held-out scores: XGBoost's own ``auc`` on a ranking task is another quantity (0.71 where the binary AUC is 0.93
+  on the benchmark's problem).
 - :class:`LightGBMRanker`: LightGBM's binary log-loss booster scored by its raw margin (LightGBM's ``lambdarank``
   and ``rank_xendcg`` objectives optimise NDCG, not the AUC).
 - :class:`HistGradientBoostingRanker`, :class:`RandomForestRanker`: scikit-learn's
@@ -52,7 +55,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import BipartiteRankerMixin, IntNotBool, RunReportMixin
 
-__all__ = ["HistGradientBoostingRanker", "LightGBMRanker", "RandomForestRanker", "XGBoostRanker",
+__all__ = ["HistGradientBoostingRanker", "LightGBMRanker", "RandomForestRanker", "XGBoostRanker", "binary_auc",
            "stratified_holdout"]
 
 _SEED_HIGH = 2**31 - 1
@@ -263,8 +266,7 @@ class XGBoostRanker(_BoostingRanker):
 
         dtrain = matrix(train)
         if self.early_stopping:
-            # the binary AUC of the held-out scores: XGBoost's own "auc" on a ranking task is another quantity
-            # (about 0.7 where the binary AUC is 0.93 on a 1800-point problem)
+            # the binary AUC of the held-out scores (XGBoost's own "auc" on a ranking task is another quantity)
             held_out = codes[val]
 
             def auc(predt: np.ndarray, _: Any) -> tuple[str, float]:
