@@ -39,6 +39,12 @@ from forestlab.learners import (
 )
 from forestlab.learners._base import check_two_classes
 from forestlab.learners._chreg import ChReg
+from forestlab.learners._modern_rankers import (
+    HistGradientBoostingRanker,
+    LightGBMRanker,
+    RandomForestRanker,
+    XGBoostRanker,
+)
 from forestlab.learners._pacbayes import DEFAULT_C_GRID, DEFAULT_MU_GRID
 from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._rankboost import RankBoost
@@ -76,6 +82,11 @@ INIT_PARAMS: dict[str, dict[str, Any]] = {
     "rankrls": {"random_state": 0},
     "ranksvm": {"random_state": 0},
     "chreg": {"n_alphas": 10, "random_state": 0},
+    # today's rankers (ours: not in depecker2010), with few rounds and trees
+    "xgb_rank": {"max_iter": 30, "pairs_per_sample": 8, "random_state": 0},
+    "lgbm_rank": {"max_iter": 30, "random_state": 0},
+    "hgb_rank": {"max_iter": 30, "random_state": 0},
+    "rf_rank": {"n_estimators": 10, "random_state": 0},
     # two-sample tests: not fitted, so not scikit-learn estimators; checked by check_two_sample_test
     "treerank_wilcoxon": {"random_state": 0},
     "mmd": {"n_permutations": 50, "random_state": 0},
@@ -523,6 +534,9 @@ RANKERS += [TreeRank(leafrank=leafrank, dyadic_resolution=1, random_state=0) for
 RANKERS += [RankBoost(n_estimators=20, random_state=0), RankRLS(kernel="rbf", random_state=0),
             RankRLS(kernel="linear", random_state=0), ChReg(n_alphas=10, random_state=0),
             RankSVM(kernel="linear", random_state=0), RankSVM(kernel="rbf", random_state=0)]
+#: today's rankers (ours: not in depecker2010)
+RANKERS += [XGBoostRanker(**INIT_PARAMS["xgb_rank"]), LightGBMRanker(**INIT_PARAMS["lgbm_rank"]),
+            HistGradientBoostingRanker(**INIT_PARAMS["hgb_rank"]), RandomForestRanker(**INIT_PARAMS["rf_rank"])]
 
 
 @pytest.mark.parametrize("ranker", RANKERS, ids=lambda r: type(r).__name__)

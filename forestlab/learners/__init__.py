@@ -31,6 +31,12 @@ from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCu
 from forestlab.learners._data_rules import check_params_for_data
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
+from forestlab.learners._modern_rankers import (
+    HistGradientBoostingRanker,
+    LightGBMRanker,
+    RandomForestRanker,
+    XGBoostRanker,
+)
 from forestlab.learners._pacbayes import PACBayesForestClassifier
 from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._rankboost import RankBoost
@@ -118,6 +124,11 @@ register("rankboost", RankBoost, task="ranker")
 register("rankrls", RankRLS, task="ranker")
 register("ranksvm", RankSVM, task="ranker")
 register("chreg", ChReg, task="ranker")
+# today's rankers (ours: not in depecker2010; forestlab/learners/_modern_rankers.py)
+register("xgb_rank", XGBoostRanker, task="ranker")
+register("lgbm_rank", LightGBMRanker, task="ranker")
+register("hgb_rank", HistGradientBoostingRanker, task="ranker")
+register("rf_rank", RandomForestRanker, task="ranker")
 register("treerank_wilcoxon", TreeRankWilcoxonTest, task="two_sample_test")
 register("mmd", MMDTest, task="two_sample_test")
 
@@ -163,12 +174,15 @@ __all__ = [
     "FOForestClassifier",
     "ForestKernelSVC",
     "GradientBoostingCurves",
+    "HistGradientBoostingRanker",
     "ImportanceForest",
     "LearnerEntry",
+    "LightGBMRanker",
     "MMDTest",
     "PACBayesForestClassifier",
     "PrunedTreeRank",
     "RBFSVC",
+    "RandomForestRanker",
     "RankBoost",
     "RankRLS",
     "RankSVM",
@@ -178,6 +192,7 @@ __all__ = [
     "TestResult",
     "TreeRank",
     "TreeRankWilcoxonTest",
+    "XGBoostRanker",
     "forest_kernel",
     "check_params_for_data",
     "get_entry",
