@@ -13,7 +13,7 @@ its configuration (``conf/algorithm/<name>.yaml``):
 
 Every library runs on one thread, as in a runner worker.
 
-    python tests/benchmarks/bench_modern.py [--repeats 3] [--only xgb_rank,rf_rank]
+    python tests/benchmarks/bench_modern_rankers.py [--repeats 3] [--only xgb_rank,rf_rank]
 """
 
 from __future__ import annotations
