@@ -27,6 +27,7 @@ from forestlab.learners._chreg import ChReg
 from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
+from forestlab.learners._modern_tests import C2STTest, ClassifierWilcoxonTest, MMDAggTest
 from forestlab.learners._pacbayes import PACBayesForestClassifier
 from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._rankboost import RankBoost
@@ -104,6 +105,9 @@ register("ranksvm", RankSVM, task="ranker")
 register("chreg", ChReg, task="ranker")
 register("treerank_wilcoxon", TreeRankWilcoxonTest, task="two_sample_test")
 register("mmd", MMDTest, task="two_sample_test")
+register("c2st", C2STTest, task="two_sample_test")
+register("c2st_wilcoxon", ClassifierWilcoxonTest, task="two_sample_test")
+register("mmd_agg", MMDAggTest, task="two_sample_test")
 
 
 def get_entry(name: str) -> LearnerEntry:
@@ -139,12 +143,15 @@ __all__ = [
     "REGISTRY",
     "TASKS",
     "BreimanForestClassifier",
+    "C2STTest",
     "ChReg",
+    "ClassifierWilcoxonTest",
     "ErrorEstimatesForest",
     "ForestKernelSVC",
     "GradientBoostingCurves",
     "ImportanceForest",
     "LearnerEntry",
+    "MMDAggTest",
     "MMDTest",
     "PACBayesForestClassifier",
     "PrunedTreeRank",

@@ -152,7 +152,7 @@ class C2STTest(_ClassifierSplitTest):
     3. It predicts "a" on a held-out point when its probability of a exceeds ½. The statistic is the held-out
        accuracy; large accuracy rejects.
 
-    The p-value (``null``):
+    The p-value (``null_distribution``):
 
     - ``"exact"`` (default): with k held-out points predicted "a", of which X are from a, under H0 X is
       hypergeometric (N1 = n1 + m1 points, n1 of them a, k drawn): p = P(X* >= X), the one-sided Fisher exact
@@ -172,7 +172,7 @@ class C2STTest(_ClassifierSplitTest):
         Parameters of the classifier overriding those of :data:`CLASSIFIERS` (not ``random_state``).
     train_fraction : float, default=0.5
         Share of each sample the classifier learns from, in (0, 1).
-    null : {"exact", "binomial"}, default="exact"
+    null_distribution : {"exact", "binomial"}, default="exact"
         The null law of the held-out accuracy (above).
     random_state : int, RandomState instance or None, default=None
         Seeds the split and the classifier.
@@ -200,7 +200,7 @@ class C2STTest(_ClassifierSplitTest):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {**_SPLIT_CONSTRAINTS,
-                                                               "null": [StrOptions({"exact", "binomial"})]}
+                                                               "null_distribution": [StrOptions({"exact", "binomial"})]}
 
     def __init__(
         self,
@@ -208,13 +208,13 @@ class C2STTest(_ClassifierSplitTest):
         classifier: str = "random_forest",
         classifier_params: dict[str, Any] | None = None,
         train_fraction: float = 0.5,
-        null: str = "exact",
+        null_distribution: str = "exact",
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
         self.classifier = classifier
         self.classifier_params = classifier_params
         self.train_fraction = train_fraction
-        self.null = null
+        self.null_distribution = null_distribution
         self.random_state = random_state
 
     def test(self, X_a: Any, X_b: Any) -> TestResult:
@@ -230,7 +230,7 @@ class C2STTest(_ClassifierSplitTest):
         Returns
         -------
         TestResult
-            ``statistic`` = held-out accuracy; ``p_value`` from ``null``.
+            ``statistic`` = held-out accuracy; ``p_value`` from ``null_distribution``.
 
         Raises
         ------
@@ -245,7 +245,7 @@ class C2STTest(_ClassifierSplitTest):
         x = int(pred_a.sum())                      # a-points predicted a
         k = x + int(pred_b.sum())                  # points predicted a
         correct = 2 * x + m1 - k
-        if self.null == "exact":
+        if self.null_distribution == "exact":
             p = float(_st.hypergeom.sf(x - 1, N1, n1, k))
         else:
             p = float(_st.binom.sf(correct - 1, N1, 0.5))
