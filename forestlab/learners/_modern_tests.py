@@ -48,8 +48,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from forestlab.learners._base import IntNotBool, TestResult
 from forestlab.learners._two_sample import _check_samples, _mmd2_u_columns, _relabellings, rank_sum_test
 
-__all__ = ["C2STTest", "CLASSIFIERS", "ClassifierWilcoxonTest", "MMDAggTest", "mmdagg_bandwidths",
-           "mmdagg_weights"]
+__all__ = ["C2STTest", "CLASSIFIERS", "ClassifierWilcoxonTest", "MMDAggTest", "held_out_accuracy_test",
+           "mmdagg_bandwidths", "mmdagg_weights"]
 
 #: The classifiers a classifier two-sample test can learn, with the parameters we set unless ``classifier_params``
 #: overrides them (``random_state`` always comes from the test's own). The forest is scikit-learn's (probability
@@ -132,7 +132,47 @@ class _ClassifierSplitTest(BaseEstimator):
         n1 = len(test_a)
         self.n_test_ = (n1, len(test_b))
         self.auc_ = float(roc_auc_score(np.r_[np.ones(n1), np.zeros(len(test_b))], proba))
+        self.held_out_scores_ = (proba[:n1], proba[n1:])
         return proba[:n1], proba[n1:], rng
+
+
+def held_out_accuracy_test(pred_a: Any, pred_b: Any, null_distribution: str = "exact") -> TestResult:
+    """The held-out accuracy of a classifier's predictions and its p-value against chance.
+
+    Parameters
+    ----------
+    pred_a, pred_b : array-like of bool, shapes (n1,), (m1,)
+        True where the classifier predicts "a", on the held-out points of a and of b.
+    null_distribution : {"exact", "binomial"}
+        ``"exact"``: X = the a-points predicted "a" is hypergeometric given k = the points predicted "a" (every
+        relabelling of the held-out points equally likely), p = P(X* >= X); ``"binomial"``: the number of correct
+        predictions is Binomial(n1 + m1, ½).
+
+    Returns
+    -------
+    TestResult
+        The accuracy (2 X + m1 − k) / (n1 + m1) and its p-value.
+
+    Examples
+    --------
+    >>> result = held_out_accuracy_test([True, True, False], [False, False, True])
+    >>> round(result.statistic, 4), round(result.p_value, 4)  # P(X* >= 2) = (3 * 3 + 1) / C(6, 3)
+    (0.6667, 0.5)
+    """
+    pred_a = np.asarray(pred_a, dtype=bool).ravel()
+    pred_b = np.asarray(pred_b, dtype=bool).ravel()
+    n1, m1 = len(pred_a), len(pred_b)
+    N1 = n1 + m1
+    x = int(pred_a.sum())                      # a-points predicted a
+    k = x + int(pred_b.sum())                  # points predicted a
+    correct = 2 * x + m1 - k
+    if null_distribution == "exact":
+        p = float(_st.hypergeom.sf(x - 1, N1, n1, k))
+    elif null_distribution == "binomial":
+        p = float(_st.binom.sf(correct - 1, N1, 0.5))
+    else:
+        raise ValueError(f"null_distribution must be 'exact' or 'binomial', got {null_distribution!r}")
+    return TestResult(statistic=correct / N1, p_value=float(min(max(p, 0.0), 1.0)))
 
 
 _SPLIT_CONSTRAINTS: dict[str, list[Any]] = {
@@ -180,6 +220,8 @@ class C2STTest(_ClassifierSplitTest):
     Attributes
     ----------
     classifier_ : fitted classifier
+    held_out_scores_ : tuple of ndarray
+        The classifier's probability of "a" on the held-out points of a and of b.
     accuracy_ : float
         The held-out accuracy (the statistic).
     auc_ : float
@@ -239,20 +281,11 @@ class C2STTest(_ClassifierSplitTest):
             ``classifier_params`` does not suit the classifier.
         """
         score_a, score_b, _ = self._held_out_scores(X_a, X_b)
-        n1, m1 = len(score_a), len(score_b)
-        N1 = n1 + m1
-        pred_a, pred_b = score_a > 0.5, score_b > 0.5
-        x = int(pred_a.sum())                      # a-points predicted a
-        k = x + int(pred_b.sum())                  # points predicted a
-        correct = 2 * x + m1 - k
-        if self.null_distribution == "exact":
-            p = float(_st.hypergeom.sf(x - 1, N1, n1, k))
-        else:
-            p = float(_st.binom.sf(correct - 1, N1, 0.5))
-        self.accuracy_ = correct / N1
+        result = held_out_accuracy_test(score_a > 0.5, score_b > 0.5, self.null_distribution)
+        self.accuracy_ = result.statistic
         self.diagnostics_ = {"held_out_accuracy": self.accuracy_, "held_out_auc": self.auc_,
-                             "n_test_a": float(n1), "n_test_b": float(m1)}
-        return TestResult(statistic=float(self.accuracy_), p_value=float(min(max(p, 0.0), 1.0)))
+                             "n_test_a": float(len(score_a)), "n_test_b": float(len(score_b))}
+        return result
 
 
 class ClassifierWilcoxonTest(_ClassifierSplitTest):
@@ -281,7 +314,7 @@ class ClassifierWilcoxonTest(_ClassifierSplitTest):
 
     Attributes
     ----------
-    classifier_, auc_, n_test_ :
+    classifier_, held_out_scores_, auc_, n_test_ :
         As :class:`C2STTest` (``auc_`` = U / (n1 m1), ties counting ½).
     method_ : str
         The p-value's method actually used.
@@ -449,6 +482,8 @@ class MMDAggTest(BaseEstimator):
     ----------
     bandwidths_ : dict of str to ndarray
         The bandwidths of each family.
+    statistics_ : ndarray of shape (n_kernels,)
+        The observed MMD²_u of each kernel (families in the order of ``kernel``, bandwidths increasing).
     single_p_values_ : ndarray of shape (n_kernels,)
         p_λ(0) of each kernel (families in the order of ``kernel``, bandwidths increasing).
     weights_ : ndarray of shape (n_kernels,)
@@ -553,6 +588,7 @@ class MMDAggTest(BaseEstimator):
         T = (p / weights[:, None]).min(axis=0)
         p_value = float(np.count_nonzero(T <= T[0]) / (n_perm + 1.0))
         best = int(np.argmin(p[:, 0] / weights))
+        self.statistics_ = stats[:, 0].copy()
         self.single_p_values_ = p[:, 0].copy()
         self.weights_ = weights
         self.null_statistics_ = T[1:].copy()
