@@ -20,7 +20,8 @@ sys.path.insert(0, str(HERE))
 
 MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "bench_pacbayes", "kernel": "bench_kernel",
            "table1": "bench_table1", "ops": "bench_ops", "plan": "bench_plan",
-           "treerank": "bench_treerank", "depecker": "bench_depecker", "ranksvm": "bench_ranksvm"}
+           "treerank": "bench_treerank", "depecker": "bench_depecker", "ranksvm": "bench_ranksvm",
+           "modern": "bench_modern"}
 
 
 def main() -> int:
