@@ -240,6 +240,9 @@ def rfgap_kernel(phi_q: sp.spmatrix, phi_train: sp.spmatrix, inbag: np.ndarray,
     phi_q = sp.csr_matrix(phi_q, dtype=np.float64, copy=True)
     W = sp.csr_matrix(phi_train, dtype=np.float64, copy=True)
     n_trees, n_train = inbag.shape
+    if W.shape[0] != n_train or W.nnz != n_train * n_trees or phi_q.nnz != phi_q.shape[0] * n_trees:
+        raise ValueError(f"rfgap_kernel needs leaf indicators of the {n_trees} trees of ``inbag`` (one leaf per "
+                         f"tree and point) and {n_train} training points")
     # one non-zero per (row, tree), in the order of the trees (offsets increase): the data follow inbag's columns
     W.data = np.asarray(inbag, dtype=np.float64).T.ravel()
     leaf_mass = np.asarray(W.sum(axis=0)).ravel()                    # |M(t, leaf)| for every leaf column
