@@ -90,6 +90,9 @@ INIT_PARAMS: dict[str, dict[str, Any]] = {
     # two-sample tests: not fitted, so not scikit-learn estimators; checked by check_two_sample_test
     "treerank_wilcoxon": {"random_state": 0},
     "mmd": {"n_permutations": 50, "random_state": 0},
+    "c2st": {"classifier_params": {"n_estimators": 20}, "random_state": 0},
+    "c2st_wilcoxon": {"classifier_params": {"n_estimators": 20}, "random_state": 0},
+    "mmd_agg": {"number_bandwidths": 3, "n_permutations": 100, "random_state": 0},
 }
 
 #: Registry name -> {check name: reason}.
@@ -169,6 +172,13 @@ CONFIGURED = {name: configured_algorithm(name) for name in group_options("algori
 CONFIGURED_EXPECTED_FAILED_CHECKS.update({
     name: RANK_AGGREGATION_FAILED_CHECKS for name, (est, params) in CONFIGURED.items()
     if est == "ranking_forest" and params.get("aggregation", "mean_score") != "mean_score"})
+# RF-GAP's kernel is indefinite: on scikit-learn's 3-class blobs one training point gets cyclic one-vs-one decisions
+# (0 beats 1, 2 beats 0, 1 beats 2): libsvm's vote breaks the 1-1-1 tie to the first class, the one-vs-rest shaped
+# decision_function by the pairwise confidences, so the two disagree there (binary problems are not affected)
+CONFIGURED_EXPECTED_FAILED_CHECKS["forest_svm_rfgap"] = {
+    "check_classifiers_train": "multiclass: a tied one-vs-one vote is broken differently by predict (libsvm: first "
+                               "class) and by the one-vs-rest decision_function (confidences); indefinite kernel",
+}
 _CONFIGURED_INSTANCES = {name: get_learner(est)(**_test_sized(params), random_state=0)
                          for name, (est, params) in CONFIGURED.items() if not _is_test(est)}
 _CONFIGURED_TESTS = {name: get_learner(est)(**params, random_state=0)

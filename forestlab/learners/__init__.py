@@ -37,6 +37,7 @@ from forestlab.learners._modern_rankers import (
     RandomForestRanker,
     XGBoostRanker,
 )
+from forestlab.learners._modern_tests import C2STTest, ClassifierWilcoxonTest, MMDAggTest
 from forestlab.learners._pacbayes import PACBayesForestClassifier
 from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._rankboost import RankBoost
@@ -131,6 +132,9 @@ register("hgb_rank", HistGradientBoostingRanker, task="ranker")
 register("rf_rank", RandomForestRanker, task="ranker")
 register("treerank_wilcoxon", TreeRankWilcoxonTest, task="two_sample_test")
 register("mmd", MMDTest, task="two_sample_test")
+register("c2st", C2STTest, task="two_sample_test")
+register("c2st_wilcoxon", ClassifierWilcoxonTest, task="two_sample_test")
+register("mmd_agg", MMDAggTest, task="two_sample_test")
 
 
 def get_entry(name: str) -> LearnerEntry:
@@ -169,7 +173,9 @@ __all__ = [
     "CBoundJointForestClassifier",
     "CCPBBForestClassifier",
     "CCTNDForestClassifier",
+    "C2STTest",
     "ChReg",
+    "ClassifierWilcoxonTest",
     "ErrorEstimatesForest",
     "FOForestClassifier",
     "ForestKernelSVC",
@@ -178,6 +184,7 @@ __all__ = [
     "ImportanceForest",
     "LearnerEntry",
     "LightGBMRanker",
+    "MMDAggTest",
     "MMDTest",
     "PACBayesForestClassifier",
     "PrunedTreeRank",

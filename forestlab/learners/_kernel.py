@@ -14,6 +14,12 @@ loop over pairs: with n points and M trees, Phi has n*M non-zeros and K = Phi Ph
 node) and fits a C-SVM (``SVC(kernel="precomputed")``) on its kernel, with C chosen on an inner 70/30 split of the
 training part where the forest is regrown on the inner 70% (no leakage), then refits forest and SVM on the whole
 training part. :class:`RBFSVC` is the Gaussian-kernel SVM baseline the paper does not have (an extension).
+
+Beyond pisetta2010 (ours), two kernels of today read from the same trees, as ``forest_kernel`` options of
+:class:`ForestKernelSVC`: Scornet's (2016) KeRF, Breiman's count normalised by the total size of the cells
+(:func:`kerf_kernel`), and the RF-GAP proximities of Rhodes, Cutler and Moon (2023), built on the out-of-bag trees
+and the in-bag multiplicities (:func:`rfgap_kernel`). Neither is symmetric nor positive semi-definite; the class
+docstring says how the SVM receives them.
 """
 
 from __future__ import annotations
@@ -45,13 +51,17 @@ from forestlab.learners._forest import (
 )
 
 __all__ = [
+    "FOREST_KERNELS",
     "ForestKernelSVC",
     "RBFSVC",
     "derived_seeds",
     "forest_kernel",
+    "inbag_counts",
+    "kerf_kernel",
     "kernel_target_alignment",
     "leaf_indicators",
     "leaf_kernel",
+    "rfgap_kernel",
     "select_by_validation",
 ]
 
@@ -60,6 +70,8 @@ PAPER_C_GRID: tuple[float, ...] = (1, 10, 100, 10000)
 #: RBF widths, as multiples of 1/d on standardised features (1 is scikit-learn's gamma="scale" there, e1071's default).
 RBF_GAMMA_GRID: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
 KERNEL_SCALES = ("count", "proximity")
+#: The kernels ForestKernelSVC can read from its trees: Breiman's (pisetta2010's), Scornet's KeRF, RF-GAP.
+FOREST_KERNELS = ("breiman", "kerf", "rfgap")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -159,6 +171,102 @@ def forest_kernel(forest: Any, X: Any, Y: Any = None, *, normalize: bool = False
     phi_b = None if Y is None else leaf_indicators(forest, Y)
     n_trees = len(_sk_forest(forest).estimators_)
     return leaf_kernel(phi_a, phi_b, n_trees=n_trees, scale="proximity" if normalize else "count")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forest kernels of today: KeRF and RF-GAP (ours: not in pisetta2010)
+# ---------------------------------------------------------------------------------------------------------------
+def inbag_counts(forest: Any, n_samples: int) -> np.ndarray:
+    """c[t, j]: how many times training sample j was drawn into tree t's bootstrap sample (its in-bag
+    multiplicity; 0 = out of bag), shape (n_trees, n_samples), from scikit-learn's ``estimators_samples_`` (the
+    drawn indices, with their repeats). ValueError for a forest grown without bootstrap (no out-of-bag points)."""
+    sk = _sk_forest(forest)
+    if not getattr(sk, "bootstrap", False):
+        raise ValueError("the RF-GAP kernel needs a forest grown on bootstrap samples (bootstrap=True): its "
+                         "proximities are defined through the out-of-bag trees of each training point")
+    return np.stack([np.bincount(np.asarray(idx), minlength=n_samples) for idx in sk.estimators_samples_])
+
+
+def kerf_kernel(phi_q: sp.spmatrix, phi_train: sp.spmatrix) -> np.ndarray:
+    """Scornet's (2016) KeRF kernel from the query points to the training points, in [0, 1]:
+
+        K(x, x_j) = sum_t 1[x_j in A_t(x)] / sum_t N_t(x),
+
+    A_t(x) the leaf of x in tree t and N_t(x) the number of training points (all of them, in-bag or not, each
+    counted once) in it. The numerator is Breiman's count; the denominator is its row sum over the training
+    points, so every row sums to 1 and the KeRF estimate of a regression function is K y. Not symmetric on the
+    training points (each row has its own denominator) nor positive semi-definite in general.
+
+    Parameters
+    ----------
+    phi_q, phi_train : sparse matrices from :func:`leaf_indicators` (same forest): the query and training points.
+
+    Returns
+    -------
+    ndarray of shape (n_q, n_train), float64
+    """
+    phi_q = sp.csr_matrix(phi_q)
+    phi_train = sp.csr_matrix(phi_train)
+    K = (phi_q @ phi_train.T).toarray()
+    cell_sizes = np.asarray(phi_train.sum(axis=0)).ravel()            # N_t(leaf) for every leaf column
+    denom = phi_q @ cell_sizes                                        # sum_t N_t(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        K /= denom[:, None]
+    K[denom == 0] = 0.0  # a query whose leaves hold no training point (impossible when the forest grew on them)
+    return K
+
+
+def rfgap_kernel(phi_q: sp.spmatrix, phi_train: sp.spmatrix, inbag: np.ndarray,
+                 oob_of_train: bool = False) -> np.ndarray:
+    """The RF-GAP proximities of Rhodes, Cutler and Moon (2023) from the query points to the training points:
+
+        p(i, j) = (1 / |S_i|) sum_{t in S_i} c_j(t) 1[j in J_i(t)] / |M_i(t)|,
+
+    S_i the trees where query i is out of bag (every tree for a point outside the training set), c_j(t) the
+    in-bag multiplicity of training point j in tree t, J_i(t) the in-bag points in i's leaf and |M_i(t)| = the sum
+    of their multiplicities (the leaf's in-bag multiset size). Each row sums to 1 (0 for a training point in
+    every bootstrap sample, which has no out-of-bag tree) and the proximity-weighted vote of the training labels,
+    sum_j p(i, j) 1[y_j = k], is the forest's out-of-bag class-k probability of i (the mean over the trees where i
+    is out of bag of the in-bag class fraction of its leaf): RF-GAP's defining identity. p(i, i) = 0 on the
+    training points; the matrix is neither symmetric nor positive semi-definite.
+
+    Parameters
+    ----------
+    phi_q, phi_train : sparse matrices from :func:`leaf_indicators` (same forest).
+    inbag : ndarray of shape (n_trees, n_train)
+        The in-bag multiplicities (:func:`inbag_counts`).
+    oob_of_train : bool, default=False
+        The queries are the training points themselves (rows of ``phi_q`` = rows of ``phi_train``): S_i = the
+        trees where i is out of bag. False: new points, S_i = every tree.
+
+    Returns
+    -------
+    ndarray of shape (n_q, n_train), float64
+    """
+    phi_q = sp.csr_matrix(phi_q, dtype=np.float64, copy=True)
+    W = sp.csr_matrix(phi_train, dtype=np.float64, copy=True)
+    n_trees, n_train = inbag.shape
+    if W.shape[0] != n_train or W.nnz != n_train * n_trees or phi_q.nnz != phi_q.shape[0] * n_trees:
+        raise ValueError(f"rfgap_kernel needs leaf indicators of the {n_trees} trees of ``inbag`` (one leaf per "
+                         f"tree and point) and {n_train} training points")
+    # one non-zero per (row, tree), in the order of the trees (offsets increase): the data follow inbag's columns
+    W.data = np.asarray(inbag, dtype=np.float64).T.ravel()
+    leaf_mass = np.asarray(W.sum(axis=0)).ravel()                    # |M(t, leaf)| for every leaf column
+    with np.errstate(divide="ignore"):
+        inv_mass = np.where(leaf_mass > 0, 1.0 / leaf_mass, 0.0)
+    if oob_of_train:
+        if phi_q.shape[0] != n_train:
+            raise ValueError("oob_of_train=True needs the training points themselves as queries")
+        oob = (np.asarray(inbag) == 0).T                                # (n_train, n_trees)
+        n_oob = oob.sum(axis=1)
+        with np.errstate(divide="ignore"):
+            row_weight = np.where(n_oob > 0, 1.0 / np.maximum(n_oob, 1), 0.0)
+        phi_q.data = oob.ravel() * np.repeat(row_weight, n_trees)
+    else:
+        phi_q.data = np.full(phi_q.nnz, 1.0 / n_trees)
+    phi_q.data *= inv_mass[phi_q.indices]
+    W.eliminate_zeros()
+    return (phi_q @ W.T).toarray()
 
 
 def kernel_target_alignment(K: np.ndarray, y: Any) -> float:
@@ -311,6 +419,42 @@ class _SVMBase(RunReportMixin, ClassifierMixin, BaseEstimator):
         return self.classes_.take(self.svc_.predict(K))
 
 
+def _symmetric(K: np.ndarray) -> np.ndarray:
+    """(K + K^T) / 2: the matrix whose quadratic form is K's (what an SVM's dual sees of K)."""
+    K = K + K.T
+    K *= 0.5
+    return K
+
+
+class _TrainKernel:
+    """What KeRF or RF-GAP needs of a fitted forest and its training points to give kernel rows: the training leaf
+    indicators and, for RF-GAP, the in-bag multiplicities. ``scale="count"`` multiplies by the number of trees."""
+
+    def __init__(self, kind: str, scale: str, forest: Any, phi_train: sp.csr_matrix) -> None:
+        self.kind = kind
+        self.phi_train = phi_train
+        self.n_trees = len(_sk_forest(forest).estimators_)
+        self.factor = float(self.n_trees) if scale == "count" else 1.0
+        self.inbag = inbag_counts(forest, phi_train.shape[0]) if kind == "rfgap" else None
+
+    def _scaled(self, K: np.ndarray) -> np.ndarray:
+        if self.factor != 1.0:
+            K *= self.factor
+        return K
+
+    def rows(self, phi_q: sp.csr_matrix) -> np.ndarray:
+        """K(new points, training points)."""
+        if self.kind == "kerf":
+            return self._scaled(kerf_kernel(phi_q, self.phi_train))
+        return self._scaled(rfgap_kernel(phi_q, self.phi_train, self.inbag))
+
+    def gram(self) -> np.ndarray:
+        """K(training points, training points), not symmetrised (RF-GAP: each row from its out-of-bag trees)."""
+        if self.kind == "kerf":
+            return self._scaled(kerf_kernel(self.phi_train, self.phi_train))
+        return self._scaled(rfgap_kernel(self.phi_train, self.phi_train, self.inbag, oob_of_train=True))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The forest-kernel SVM
 # ---------------------------------------------------------------------------------------------------------------
@@ -323,6 +467,20 @@ class ForestKernelSVC(_SVMBase):
     with ``random_state`` itself, which is the forest an :class:`~forestlab.learners.BreimanForestClassifier` with
     the same parameters and seed grows (the majority vote of Table 1); refit the SVM with the chosen C on its
     kernel. Validation points never take part in growing the trees used to score them.
+
+    ``forest_kernel`` chooses the kernel read from the trees (the same trees whichever it is): Breiman's count
+    (the paper's), or, beyond pisetta2010, Scornet's KeRF (:func:`kerf_kernel`) or the RF-GAP proximities of
+    Rhodes et al. (:func:`rfgap_kernel`). How the SVM receives them: Breiman's kernel is a Gram matrix (Phi
+    Phi^T, positive semi-definite) and goes to libsvm as it is. KeRF and RF-GAP are neither symmetric nor
+    positive semi-definite (RF-GAP's training diagonal is even 0). The SVM is fitted on the symmetric part
+    (K + K^T) / 2 of the training kernel, which leaves the dual objective unchanged (a quadratic form only sees
+    the symmetric part), and libsvm's SMO solves that dual as it is: with an indefinite matrix it still
+    converges, to a stationary point of a non-convex problem (Lin & Lin 2003; libsvm's working-set selection
+    replaces a non-positive curvature by a small tau, Fan, Chen & Lin 2005), with no eigenvalue clipping or
+    shifting, so that the kernel of a new point to the training points, K(x, x_j), enters the decision
+    function f(x) = sum_j alpha_j y_j K(x, x_j) + b exactly as defined. For RF-GAP a training point's row uses
+    its out-of-bag trees only and a new point's row every tree: both are proximities of a point that did not
+    grow the trees it is read from.
 
     Parameters
     ----------
@@ -338,7 +496,11 @@ class ForestKernelSVC(_SVMBase):
     criterion : str, default="gini"
     kernel_scale : {"count", "proximity"}, default="count"
         ``"count"``: K in {0..M}, the paper's K_ens (§3.2), on which its C grid acts; ``"proximity"``: K / M
-        (Breiman's proximity; equivalent to dividing every C by M).
+        (Breiman's proximity; equivalent to dividing every C by M). For KeRF and RF-GAP, ``"proximity"`` is the
+        kernel as its paper defines it (rows summing to 1) and ``"count"`` that kernel times M (so that the C grid
+        acts on every kernel as on the paper's count).
+    forest_kernel : {"breiman", "kerf", "rfgap"}, default="breiman"
+        The kernel read from the trees (above). ``"rfgap"`` needs ``bootstrap=True``.
     C_grid : sequence of float, default=(1, 10, 100, 10000)
         Candidate C values (pisetta2010 §5). A single value skips the inner split. Several values on fewer than 4
         training points (no inner split) are a ValueError; an inner learning part that drew one class only (tiny
@@ -374,7 +536,10 @@ class ForestKernelSVC(_SVMBase):
         ``kta_forest``: kernel-target alignment of the training Gram matrix (optimistic: in-bag points of one class
         share pure leaves); ``kta_forest_val``: alignment of the inner validation points' Gram matrix under the
         inner forest (honest: none of them grew those trees); ``log10_C``; ``val_accuracy`` (at the chosen C);
-        ``sv_fraction`` (support vectors / training points); ``forest_oob_risk``.
+        ``sv_fraction`` (support vectors / training points); ``forest_oob_risk``. For KeRF and RF-GAP,
+        ``kernel_asymmetry`` = ||K − K^T||_F / ||K||_F of the training kernel before symmetrisation, and
+        ``kta_forest_val`` is NaN for RF-GAP (its proximities between two points outside the training set are
+        not defined).
 
     Notes
     -----
@@ -389,6 +554,7 @@ class ForestKernelSVC(_SVMBase):
         **FOREST_PARAMETER_CONSTRAINTS,
         **_SVM_PARAMETER_CONSTRAINTS,
         "kernel_scale": [StrOptions(set(KERNEL_SCALES))],
+        "forest_kernel": [StrOptions(set(FOREST_KERNELS))],
     }
 
     @staticmethod
@@ -407,6 +573,7 @@ class ForestKernelSVC(_SVMBase):
         bootstrap: bool = True,
         criterion: str = "gini",
         kernel_scale: str = "count",
+        forest_kernel: str = "breiman",
         C_grid: Sequence[float] = PAPER_C_GRID,
         inner_train_size: float = 0.7,
         tol: float = 1e-3,
@@ -421,6 +588,7 @@ class ForestKernelSVC(_SVMBase):
         self.bootstrap = bootstrap
         self.criterion = criterion
         self.kernel_scale = kernel_scale
+        self.forest_kernel = forest_kernel
         self.C_grid = C_grid
         self.inner_train_size = inner_train_size
         self.tol = tol
@@ -447,6 +615,9 @@ class ForestKernelSVC(_SVMBase):
         self : ForestKernelSVC
         """
         self._validate_params()
+        if self.forest_kernel == "rfgap" and not self.bootstrap:
+            raise ValueError("forest_kernel='rfgap' needs bootstrap=True: RF-GAP's proximities are defined through "
+                             "the out-of-bag trees of each training point")
         grid = _grid_values(self.C_grid)
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, codes = check_two_classes(y, "an SVM")
@@ -460,17 +631,34 @@ class ForestKernelSVC(_SVMBase):
             learn, val = split
             inner = fit_with_cache(forest_like(self, random_state=inner_seed), X[learn], y[learn], fit_cache)
             phi_learn, phi_val = leaf_indicators(inner, X[learn]), leaf_indicators(inner, X[val])
-            K_learn = leaf_kernel(phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
-            K_val = leaf_kernel(phi_val, phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
+            if self.forest_kernel == "breiman":
+                K_learn = leaf_kernel(phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
+                K_val = leaf_kernel(phi_val, phi_learn, n_trees=self.n_estimators, scale=self.kernel_scale)
+                kta_val = kernel_target_alignment(leaf_kernel(phi_val, scale="count"), codes[val])
+            else:
+                state = _TrainKernel(self.forest_kernel, self.kernel_scale, inner, phi_learn)
+                K_learn = _symmetric(state.gram())
+                K_val = state.rows(phi_val)
+                if self.forest_kernel == "kerf":
+                    kta_val = kernel_target_alignment(_symmetric(kerf_kernel(phi_val, phi_val)), codes[val])
             for i, C in enumerate(grid):
                 svc = self._svc(C).fit(K_learn, codes[learn])
                 scores[i] = float(np.mean(svc.predict(K_val) == codes[val]))
-            kta_val = kernel_target_alignment(leaf_kernel(phi_val, scale="count"), codes[val])
         best = select_by_validation(scores) if split is not None else 0
 
         forest = fit_with_cache(forest_like(self, random_state=base), X, y, fit_cache)
         phi = leaf_indicators(forest, X)
-        K = leaf_kernel(phi, n_trees=self.n_estimators, scale=self.kernel_scale)
+        asymmetry = None
+        if self.forest_kernel == "breiman":
+            K = leaf_kernel(phi, n_trees=self.n_estimators, scale=self.kernel_scale)
+            self._state = None
+        else:
+            self._state = _TrainKernel(self.forest_kernel, self.kernel_scale, forest, phi)
+            K_raw = self._state.gram()
+            norm = float(np.linalg.norm(K_raw))
+            asymmetry = float(np.linalg.norm(K_raw - K_raw.T) / norm) if norm > 0 else 0.0
+            K = _symmetric(K_raw)
+            del K_raw
         C = grid[best]
         self.svc_ = self._svc(C).fit(K, codes)
         self.classes_ = classes
@@ -488,16 +676,37 @@ class ForestKernelSVC(_SVMBase):
             "val_accuracy": float(scores[best]),
             "sv_fraction": float(self.svc_.support_.size / len(codes)),
         }
+        if asymmetry is not None:
+            self.diagnostics_["kernel_asymmetry"] = asymmetry
         if getattr(forest, "oob_error_", None) is not None:
             self.diagnostics_["forest_oob_risk"] = float(forest.oob_error_)
         return self
 
     def _kernel(self, X: np.ndarray) -> np.ndarray:
+        if getattr(self, "_state", None) is not None:
+            return self._state.rows(leaf_indicators(self.forest_, X))
         return _gram(leaf_indicators(self.forest_, X), self._phi_train_t, self.n_estimators, self.kernel_scale)
 
+    def _train_gram(self) -> np.ndarray:
+        """The training kernel the SVM was fitted on (symmetrised for KeRF and RF-GAP)."""
+        if getattr(self, "_state", None) is not None:
+            return _symmetric(self._state.gram())
+        phi_t = self._phi_train_t
+        return _gram(phi_t.T.tocsr(), phi_t, self.n_estimators, self.kernel_scale)
+
     def kernel(self, X: Any, Y: Any = None) -> np.ndarray:
-        """The fitted forest's kernel (in this estimator's ``kernel_scale``) between X and Y (default X)."""
+        """The fitted forest's kernel (in this estimator's ``kernel_scale``) between X and Y (default X).
+
+        With ``forest_kernel="kerf"`` or ``"rfgap"`` the kernel is defined from points to the training points
+        (it is normalised by the training points' cells): ``kernel(X)`` gives K(X, training points), as a new point
+        (RF-GAP: every tree), and Y must be None.
+        """
         check_is_fitted(self)
+        if self.forest_kernel != "breiman":
+            if Y is not None:
+                raise ValueError(f"forest_kernel={self.forest_kernel!r} is a kernel to the training points: "
+                                 "call kernel(X) without Y")
+            return self._kernel(self._validate_X_predict(X))
         return forest_kernel(self.forest_, X, Y, normalize=self.kernel_scale == "proximity")
 
     def error_curves(self, X_test: Any = None, y_test: Any = None) -> dict[str, np.ndarray]:
@@ -514,8 +723,7 @@ class ForestKernelSVC(_SVMBase):
             X_test = self._validate_X_predict(X_test)
             y_test = np.asarray(y_test)
             K_test = self._kernel(X_test)
-            phi_t = self._phi_train_t
-            K = _gram(phi_t.T.tocsr(), phi_t, self.n_estimators, self.kernel_scale)
+            K = self._train_gram()
             acc = []
             for C in self.C_grid_:
                 svc = self.svc_ if C == self.C_ else self._svc(float(C)).fit(K, self._train_codes)
