@@ -59,9 +59,9 @@ def too_little(**needs: tuple[int, int]) -> str | None:
     Each keyword names what the test counts, with ``(have, least)``: how many there are and the least number with
     which the test can both hold and fail, e.g. ``datasets=(1, 2)`` for a rule "on every dataset but at most one".
     Underscores in the name are read as spaces (``paired_datasets``)."""
-    short = [f"{have} {what.replace('_', ' ')} (it can go either way only with at least {least})"
+    short = [f"too few {what.replace('_', ' ')}: {have} (the test can go either way only with at least {least})"
              for what, (have, least) in needs.items() if have < least]
-    return "too little data for this test: " + "; ".join(short) if short else None
+    return "; ".join(short) if short else None
 
 
 def verdict(text: str, test: str, holds: bool, evidence: str, **needs: tuple[int, int]) -> ClaimResult:

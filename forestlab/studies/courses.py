@@ -56,7 +56,7 @@ def spambase_forests_plateau(res: ExperimentResults) -> ClaimResult:
                          f"OOB@{half} - OOB@{t.size} {drift:+.4f}")
     if not seen:
         return ClaimResult(text, test, None, "no curves stored" if not longest else
-                           too_little(trees_in_the_longest_test_and_OOB_curves=(longest, MIN_TREES)))
+                           too_little(trees_in_the_longest_curve=(longest, MIN_TREES)))
     return ClaimResult(text, test, ok, "; ".join(parts))
 
 
@@ -174,7 +174,7 @@ def estimates_oob_plateau(res: ExperimentResults) -> ClaimResult:
         parts.append(f"{d}: {o[9]:.3f}@10, {o[half - 1]:.3f}@{half}, {o[-1]:.3f}@{o.size}")
     if not seen:
         return ClaimResult(text, test, None, "no curves stored" if not longest else
-                           too_little(trees_in_the_longest_OOB_curve=(longest, MIN_TREES)))
+                           too_little(trees_in_the_longest_curve=(longest, MIN_TREES)))
     return ClaimResult(text, test, ok, "; ".join(parts))
 
 

@@ -148,7 +148,7 @@ def pisetta_vote_close_to_mkl(res: ExperimentResults) -> ClaimResult:
         return ClaimResult(text, test, None, "no runs on the MKL datasets")
     sig = [d for d, _, _, t in rows if t.significant()]
     evidence = "; ".join(f"{d}: vote {m:.3f} vs MKL {mkl:.3f} (p {t.p:.2g})" for d, mkl, m, t in rows)
-    return verdict(text, test, not sig, evidence, mkl_datasets_with_2_splits=(len(rows), 1))
+    return verdict(text, test, not sig, evidence, MKL_datasets_with_2_or_more_splits=(len(rows), 1))
 
 
 @claim("pisetta_svm_beats_mkl")
@@ -164,7 +164,7 @@ def pisetta_svm_beats_mkl(res: ExperimentResults) -> ClaimResult:
     evidence = (f"significantly above MKL on {len(wins)}: {', '.join(wins) or 'none'}; "
                 + "; ".join(f"{d}: SVM {m:.3f} vs MKL {mkl:.3f} (p {t.p:.2g})" for d, mkl, m, t in rows))
     # significantly above MKL on 2 datasets needs 2 of them
-    return verdict(text, test, len(wins) >= 2, evidence, mkl_datasets_with_2_splits=(len(rows), 2))
+    return verdict(text, test, len(wins) >= 2, evidence, MKL_datasets_with_2_or_more_splits=(len(rows), 2))
 
 
 @claim("pisetta_c_insensitive")
