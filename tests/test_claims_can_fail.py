@@ -155,7 +155,7 @@ def powers(wilcoxon: float, settings: int = 8) -> ExperimentResults:
     """Rejection rates: MMD tests 0.5 at delta 0.2 and 0.2 at smaller shifts; S-WMW_TR ``wilcoxon`` at delta 0.2
     and 0.9 x that below (its power loss 10%, the MMD tests' 60%)."""
     rates: dict[str, dict[str, float]] = {a: {} for a in ("treerank_wilcoxon", "mmd_boot", "mmd_mom")}
-    for (q, delta), d in list(SETTINGS.items())[:settings]:
+    for (_, delta), d in list(SETTINGS.items())[:settings]:
         big = delta == "020"
         rates["mmd_boot"][d] = rates["mmd_mom"][d] = 0.5 if big else 0.2
         rates["treerank_wilcoxon"][d] = wilcoxon if big else 0.9 * wilcoxon

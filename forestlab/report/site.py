@@ -953,7 +953,8 @@ def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint
              "Each page says what produced it and prints the command that reruns each table.</p>"
              "<p>A published cell is <em>reproduced</em> when it lies within 2 standard deviations of our mean "
              "over the seeds. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
-             "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing.</p>")
+             "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing or too few for its "
+             "test to go either way, and on smoke runs.</p>")
     body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
     return _page("forestlab reproduction report", body, smoke=smoke, footer=footer)
 

@@ -11,9 +11,11 @@ A verdict has four values. The claim's own test, on the per-seed results, says w
 TESTED: the runs it needs are missing, or the data at hand could only have given one answer (a rule "on every dataset
 but at most one" cannot fail on one dataset; "significant on at least 4 datasets" cannot hold on 3). A claim states
 the least data its test needs to go either way through :func:`verdict`. Smoke runs (``debug=smoke``) are never
-judged: every claim on them is NOT TESTED, its test's answer on them kept in the evidence as a check of the code. A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge`
-re-evaluates the claim on bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and
-combined experiment) and keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree with it.
+judged: every claim on them is NOT TESTED, its test's answer on them kept in the evidence as a check of the code.
+
+A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge` re-evaluates the claim on
+bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and combined experiment) and
+keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree with it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ from forestlab.studies import (
     mean_curve,
     register,
     too_little,
-    verdict,
 )
 
 #: The fewest trees a curve needs for the plateau tests (their value at 10 trees, and a second half of 10 or more)
