@@ -620,6 +620,24 @@ def metric_by_x(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(panels), spec)
 
 
+def _footer(fig: Any, notes: list[str]) -> None:
+    """Write ``notes`` (red, small) under the figure, on a strip added below it: the panels, their labels and the
+    title keep their places and sizes."""
+    width = max(40, int(fig.get_figwidth() * 16))
+    lines = [line for note in notes for line in textwrap.wrap(note, width)]
+    height = fig.get_figheight()
+    extra = 0.14 * len(lines) + 0.1  # inches
+    fig.set_figheight(height + extra)
+    scale = height / (height + extra)
+    for ax in fig.axes:
+        pos = ax.get_position()
+        ax.set_position([pos.x0, 1 - (1 - pos.y0) * scale, pos.width, pos.height * scale])
+    for text in [fig._suptitle] if fig._suptitle is not None else []:
+        x, y = text.get_position()
+        text.set_position((x, 1 - (1 - y) * scale))
+    fig.text(0.5, 0.005, "\n".join(lines), ha="center", va="bottom", fontsize=7, color="red")
+
+
 def _nothing_to_draw(res: ExperimentResults, spec: dict[str, Any]):
     """A figure that says why it has no panel: none of the datasets it names is in these runs (the plan left them
     out, see :meth:`ExperimentResults.left_out_note`)."""
@@ -667,9 +685,7 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
         if res.smoke:
             notes.append("SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's results")
         if notes:
-            width = max(40, int(fig.get_figwidth() * 16))
-            fig.text(0.5, 0.005, "\n".join(line for note in notes for line in textwrap.wrap(note, width)),
-                     ha="center", va="bottom", fontsize=7, color="red")
+            _footer(fig, notes)
         out_dir.mkdir(parents=True, exist_ok=True)
         for ext in ("png", "pdf"):
             path = out_dir / f"{spec['name']}.{ext}"
