@@ -191,8 +191,8 @@ CASES: dict[str, tuple[Builder, Builder, Builder, str]] = {
                         lambda: oob({"d1": 0.035}), "too few datasets: 1"),
     "fig4_1_no_overfit": (lambda: rf_curves(plateau(0.2, 0.0, 300), TEST300, TEST300),
                           lambda: rf_curves(plateau(0.2, 0.0, 300), RISING300, TEST300),
-                          lambda: rf_curves(plateau(0.2, 0.0, 50), TEST300[:50], TEST300[:50]),
-                          "too few trees: 50"),
+                          lambda: rf_curves(plateau(0.2, 0.0, 10), TEST300[:10], TEST300[:10]),
+                          "too few trees: 10"),
     "fig4_2_oob_tracks_test": (lambda: rf_curves(TEST300, TEST300, TEST300 + 0.005),
                                lambda: rf_curves(TEST300, TEST300, TEST300 - 0.05),
                                lambda: rf_curves(TEST300, TEST300, TEST300 + 0.005, datasets=("d1",)),
@@ -371,6 +371,15 @@ def test_the_issue_example_one_dataset_off_by_0_035() -> None:
                                  "at hand: OOB - test: d1 +0.035")
     assert judge("oob_tracks_test", oob({"d1": 0.035, "d2": 0.0})).verdict == HOLDS  # now one may be off
     assert judge("oob_tracks_test", oob({"d1": 0.035, "d2": 0.03})).verdict == DOES_NOT_HOLD
+
+
+@pytest.mark.parametrize(("name", "least"), [("fig4_1_no_overfit", 51), ("fig4_2_oob_tracks_test", 101)])
+def test_curve_claims_need_enough_trees(name: str, least: int) -> None:
+    """Fig. 4.1's rise over 50..T trees and Fig. 4.2's OOB(100) - OOB(T) exist only past 50 and 100 trees."""
+    def at(n: int) -> str:
+        return judge(name, rf_curves(plateau(0.2, 0.0, n), TEST300[:n], TEST300[:n] + 0.005)).verdict
+
+    assert (at(least - 1), at(least)) == (NOT_TESTED, HOLDS)
 
 
 def test_verdict_and_too_little() -> None:
