@@ -46,6 +46,9 @@ class ExperimentResults:
         Per dataset, what the runs recorded about its data (``n_features``, ``feature_names``, ...).
     smoke : bool
         Whether these are ``debug=smoke`` runs (shrunk: not the experiment's real results).
+    left_out : tuple of str
+        In a view for one table or figure (:meth:`restricted_to`), the datasets it names that the experiment lists
+        but these runs' plan left out (``limits.max_datasets``, which ``debug=smoke`` sets): shown as a note.
     """
 
     name: str
@@ -60,6 +63,7 @@ class ExperimentResults:
     seeds: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # done / failed / pending among the planned runs
     last_finished: float | None = None
+    left_out: tuple[str, ...] = ()
     arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
     _arrays: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
@@ -305,11 +309,29 @@ class ExperimentResults:
     def restricted_to(self, spec: Mapping[str, Any]) -> ExperimentResults:
         """The results a table or figure spec draws on: restricted to its ``datasets`` when it names some (a table
         of the level checks beside the table of the powers, say), else all of them (and all of them while no plan
-        is recorded)."""
+        is recorded).
+
+        A dataset the spec names that the experiment lists but the plan left out (``limits.max_datasets``, as
+        ``debug=smoke`` sets it) is not an error: the view holds the others and names it in ``left_out``, for the
+        table or figure to say so. A name the experiment does not list at all is an error (:meth:`only_datasets`).
+        """
         names = spec.get("datasets")
         if not names or not self.datasets:  # no plan recorded yet: nothing to restrict
             return self
-        return self.only_datasets([str(d) for d in names])
+        names = [str(d) for d in ([names] if isinstance(names, str) else names)]
+        listed = self.spec.get("datasets") or ()
+        listed = {str(d) for d in ([listed] if isinstance(listed, str) else listed)}
+        left_out = tuple(d for d in names if d not in self.datasets and d in listed)
+        view = self.only_datasets([d for d in names if d not in left_out])
+        view.left_out = left_out
+        return view
+
+    def left_out_note(self) -> str:
+        """One sentence naming the datasets of :attr:`left_out` ('' when none)."""
+        if not self.left_out:
+            return ""
+        return (f"Not shown: {', '.join(self.left_out)}, which these runs' plan left out (limits.max_datasets, "
+                "which debug=smoke sets, keeps only the experiment's first datasets)")
 
     def only_datasets(self, datasets: Sequence[str]) -> ExperimentResults:
         """A view of these results restricted to some of the planned datasets (a figure about a few of them).
@@ -326,8 +348,10 @@ class ExperimentResults:
         keep = set(datasets)
         out = replace(self, planned=self.planned[self.planned["dataset"].isin(keep)],
                       runs=self.runs[self.runs["dataset"].isin(keep)].reset_index(drop=True), _arrays=self._arrays)
-        for cached in ("datasets", "algorithms", "_rows_cache"):
+        for cached in ("datasets", "_rows_cache"):
             out.__dict__.pop(cached, None)
+        # the experiment's algorithms all the same (a view of no dataset still checks its cells against them)
+        out.__dict__["algorithms"] = list(self.algorithms)
         return out
 
 

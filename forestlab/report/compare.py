@@ -115,7 +115,8 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
     out: list[str] = [f"== {res.name} ({res.study or 'no study'}){smoke_note(res)} =="]
     if res.smoke:
         out.append("These are smoke runs (debug=smoke: one seed, two datasets, ten trees): they check that the "
-                   "experiment runs, they do not reproduce it; claims are judged on them only as a check.")
+                   "experiment runs, they do not reproduce it; no claim is judged on them (each is NOT TESTED, "
+                   "its test's answer on them shown as a check of the code).")
     if res.counts.get("done", 0) == 0:
         out.append(f"no runs stored for this configuration of {res.name} yet: run `forestlab run "
                    f"experiment={res.name}` first")
@@ -143,10 +144,10 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
                 display["note"] = table["note"]
             out.append(to_markdown(display).rstrip())
             out.append("")
-            out.extend(summary_lines(table))
+            lines = summary_lines(table) + ([res.left_out_note()] if res.left_out else [])
+            out.extend(lines)
             written[f"{spec['name']}_compare.csv"] = table.to_csv(index=False, float_format="%.6g")
-            written[f"{spec['name']}_compare.md"] = (to_markdown(display) + "\n" + "\n".join(summary_lines(table))
-                                                     + "\n")
+            written[f"{spec['name']}_compare.md"] = to_markdown(display) + "\n" + "\n".join(lines) + "\n"
         lines, csv = _pairs_section(res, spec)
         out.extend(lines)
         if csv is not None:
@@ -155,7 +156,7 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
     if claims:
         from forestlab.studies import judge_all_cached
 
-        out.append("\n-- claims" + (" (judged on smoke runs: a check of the code, not of the study)"
+        out.append("\n-- claims" + (" (smoke runs: none is judged; each test runs as a check of the code)"
                                      if res.smoke else ""))
         for name, j in zip(claims, judge_all_cached(claims, res), strict=True):
             r = j.result
@@ -177,6 +178,8 @@ def _pairs_section(res: ExperimentResults, spec: dict[str, Any]) -> tuple[list[s
     metric = str(spec.get("pair_metric", "test_risk"))
     alpha = float(spec.get("alpha", 0.05))
     lines = [f"\n-- {spec['name']}: head to head on the same splits ({metric})"]
+    if res.left_out:
+        lines.append(res.left_out_note())
     frames = []
     for a, b in pairs:
         for side in (a, b):

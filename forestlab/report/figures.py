@@ -620,6 +620,39 @@ def metric_by_x(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(panels), spec)
 
 
+def _footer(fig: Any, notes: list[str]) -> None:
+    """Write ``notes`` (red, small) under the figure, on a strip added below it: the panels, their labels and the
+    title keep their places and sizes."""
+    width = max(40, int(fig.get_figwidth() * 16))
+    lines = [line for note in notes for line in textwrap.wrap(note, width)]
+    height = fig.get_figheight()
+    extra = 0.14 * len(lines) + 0.1  # inches
+    fig.set_figheight(height + extra)
+    scale = height / (height + extra)
+    for ax in fig.axes:
+        pos = ax.get_position()
+        ax.set_position([pos.x0, 1 - (1 - pos.y0) * scale, pos.width, pos.height * scale])
+    for text in [fig._suptitle] if fig._suptitle is not None else []:
+        x, y = text.get_position()
+        text.set_position((x, 1 - (1 - y) * scale))
+    fig.text(0.5, 0.005, "\n".join(lines), ha="center", va="bottom", fontsize=7, color="red")
+
+
+def _nothing_to_draw(res: ExperimentResults, spec: dict[str, Any]):
+    """A figure that says why it has no panel: none of the datasets it names is in these runs (the plan left them
+    out, see :meth:`ExperimentResults.left_out_note`)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 2.4))
+    ax.axis("off")
+    why = (f"none of this figure's datasets ({', '.join(res.left_out)}) is in these runs" if res.left_out
+           else "no dataset in these runs")
+    ax.text(0.5, 0.5, "\n".join(textwrap.wrap(f"No panel: {why}.", 60)),
+            ha="center", va="center", fontsize=10, transform=ax.transAxes)
+    _title(fig, spec)
+    return fig
+
+
 KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
          "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
@@ -647,10 +680,12 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
             for side in (pair["a"], pair["b"]):
                 res.check_cell({"algorithm": side}, f"figure '{spec.get('name')}'")
         view = res.restricted_to(spec)
-        fig = KINDS[kind](view, spec)
+        fig = KINDS[kind](view, spec) if view.datasets else _nothing_to_draw(view, spec)
+        notes = [view.left_out_note()] if view.left_out else []
         if res.smoke:
-            fig.text(0.5, 0.005, "SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's "
-                     "results", ha="center", va="bottom", fontsize=8, color="red")
+            notes.append("SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's results")
+        if notes:
+            _footer(fig, notes)
         out_dir.mkdir(parents=True, exist_ok=True)
         for ext in ("png", "pdf"):
             path = out_dir / f"{spec['name']}.{ext}"

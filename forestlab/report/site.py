@@ -130,6 +130,7 @@ class TableView:
     pairs: list[tuple[Any, pd.DataFrame]] = field(default_factory=list)
     pairs_error: str = ""
     friedman: list[FriedmanView] = field(default_factory=list)
+    left_out: str = ""  # the datasets it names that these runs' plan left out (debug=smoke), as a sentence
 
     @property
     def name(self) -> str:
@@ -210,7 +211,8 @@ class ExperimentPart:
     """One experiment as the pages need it, rendered: what the index and its study's page count, its section of
     HTML and its entry in the page's contents (plain values: the results it was read from are let go). An
     experiment whose config cannot be resolved (a dataset or learner still being written, say) has only its name,
-    study and ``error``: it is shown with its error, never a reason to stop the report."""
+    study and ``error``: it is shown with its error, never a reason to stop the report; so is one whose section
+    could not be built (``built`` False: something in its tables, figures or claims failed unforeseen)."""
 
     name: str
     study: str | None
@@ -223,6 +225,7 @@ class ExperimentPart:
     html: str = ""
     toc: str = ""
     error: str = ""
+    built: bool = True  # False: it resolved, but building its section failed (``error`` says how)
 
 
 @dataclass
@@ -282,7 +285,7 @@ def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_di
                 datasets: Sequence[str]) -> TableView:
     from forestlab.report.tables import _display, build_table
 
-    view = TableView(spec)
+    view = TableView(spec, left_out=res.left_out_note())
     if res.counts.get("done"):
         try:
             view.reproduced = _display(res, spec, build_table(res, spec))
@@ -464,8 +467,14 @@ def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
                           config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))
     exp_dir = _slug(f"{exp.name}-smoke" if exp.smoke else exp.name)
     for spec in res.tables():
-        shown = [str(d) for d in spec.get("datasets") or [d.name for d in exp.datasets]]
-        view.tables.append(_table_view(res.restricted_to(spec), spec, site, exp_dir, shown))
+        try:
+            table_res = res.restricted_to(spec)
+        except ForestlabError as exc:  # a table naming a dataset the experiment does not have: said in its place
+            view.tables.append(TableView(spec, reproduced_error=str(exc)))
+            continue
+        shown = [str(d) for d in spec.get("datasets") or [d.name for d in exp.datasets]
+                 if str(d) not in table_res.left_out]
+        view.tables.append(_table_view(table_res, spec, site, exp_dir, shown))
     study_readme = _readme_path(exp.study) if exp.study in STUDIES else None
     for spec in res.figures():
         view.figures.append(_figure_view(exp, res, spec, site, exp_dir, study_readme))
@@ -530,10 +539,16 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
         exp = load_experiment([f"experiment={name}", *overrides])
     except ForestlabError as exc:
         return ExperimentPart(name, _declared_study(name), error=str(exc))
-    view = experiment_view(exp, overrides, site, shared)
-    return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan, counts=dict(view.res.counts),
-                          runs=view.runs, config_hash=view.config_hash, agreement=view.agreement,
-                          verdicts=view.verdicts(), html=_experiment_html(view), toc=_toc_entry(view))
+    try:
+        view = experiment_view(exp, overrides, site, shared)
+        return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan,
+                              counts=dict(view.res.counts), runs=view.runs, config_hash=view.config_hash,
+                              agreement=view.agreement, verdicts=view.verdicts(), html=_experiment_html(view),
+                              toc=_toc_entry(view))
+    except Exception as exc:  # one experiment's problem is a note on its section, never the end of the report
+        log.warning("report: the section of %s could not be built: %s", name, _error_text(exc))
+        log.debug("report: %s failed", name, exc_info=True)
+        return ExperimentPart(name, exp.study, error=_error_text(exc), built=False)
 
 
 def _readme_path(study: str | None) -> Path | None:
@@ -733,6 +748,8 @@ def _table_html(ev: ExperimentView, view: TableView) -> str:
     # an experiment that never ran says once, above its tables, how to run it; its tables show the published values
     if ev.has_plan:
         out.append(f'<p class="rerun">Rerun this table:</p>{_cmd(cmds)}')
+        if view.left_out:
+            out.append(f'<p class="warn">{esc(view.left_out)}.</p>')
         if view.reproduced is not None:
             out.append(_html_table(view.reproduced))
         elif view.reproduced_error:
@@ -838,16 +855,26 @@ def _experiment_html(ev: ExperimentView) -> str:
     return "".join(out)
 
 
-def _broken_html(b: ExperimentPart) -> str:
-    return (f'<section class="experiment" id="{esc(_slug(b.name))}"><h2>Experiment <code>{esc(b.name)}</code></h2>'
-            f'<p class="error">Its config cannot be resolved, so it is left out of this report: {esc(b.error)}</p>'
-            f"<p class=\"muted\">See it with <code>forestlab config experiment={esc(b.name)}</code>.</p></section>")
+def _broken_html(b: ExperimentPart, overrides: Sequence[str] = ()) -> str:
+    head = f'<section class="experiment" id="{esc(_slug(b.name))}"><h2>Experiment <code>{esc(b.name)}</code></h2>'
+    if not b.built:
+        cmds = "\n".join(shlex.join(["forestlab", cmd, b.name, *overrides]) for cmd in ("tables", "compare"))
+        return (f'{head}<p class="error">Its section could not be built, so it is left out of this report (the other '
+                f"experiments are not affected): {esc(b.error)}</p><p class=\"muted\">See the failure with:</p>"
+                f"{_cmd(cmds)}</section>")
+    return (f'{head}<p class="error">Its config cannot be resolved, so it is left out of this report: '
+            f"{esc(b.error)}</p><p class=\"muted\">See it with <code>forestlab config experiment={esc(b.name)}</code>."
+            "</p></section>")
 
 
 def _experiments_text(study: StudyView) -> str:
     ran = sum(1 for e in study.experiments if e.has_plan)
     text = f"{ran} of {len(study.experiments) + len(study.broken)}"
-    return text + (f" ({len(study.broken)} cannot be resolved)" if study.broken else "")
+    unresolved = sum(b.built for b in study.broken)
+    failed = len(study.broken) - unresolved
+    notes = ([f"{unresolved} cannot be resolved"] if unresolved else []) + \
+        ([f"{failed} could not be built"] if failed else [])
+    return text + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _study_summary(study: StudyView) -> str:
@@ -867,9 +894,9 @@ def _toc_entry(ev: ExperimentView) -> str:
             + (f"<ul>{items}</ul>" if items else "") + "</li>")
 
 
-def _study_page(study: StudyView, footer: str, smoke: bool) -> str:
-    toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> (cannot be resolved)</li>'
-           for b in study.broken]
+def _study_page(study: StudyView, footer: str, smoke: bool, overrides: Sequence[str] = ()) -> str:
+    toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> '
+           f"({'cannot be resolved' if b.built else 'could not be built'})</li>" for b in study.broken]
     toc += [ev.toc for ev in study.experiments]
     choices = readme.choices(study.readme) if study.readme else []
     if study.readme:
@@ -889,7 +916,7 @@ def _study_page(study: StudyView, footer: str, smoke: bool) -> str:
                     "in most studies, so it should fall within 2 std of our mean about 95% of the time when the "
                     "protocol is the same.</p></details>")
     for b in study.broken:
-        body.append(_broken_html(b))
+        body.append(_broken_html(b, overrides))
     for ev in study.experiments:
         body.append(ev.html)
     if study.readme:
@@ -926,7 +953,8 @@ def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint
              "Each page says what produced it and prints the command that reruns each table.</p>"
              "<p>A published cell is <em>reproduced</em> when it lies within 2 standard deviations of our mean "
              "over the seeds. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
-             "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing.</p>")
+             "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing or too few for its "
+             "test to go either way, and on smoke runs.</p>")
     body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
     return _page("forestlab reproduction report", body, smoke=smoke, footer=footer)
 
@@ -1040,7 +1068,7 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
         studies = gather(parts)
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
-            (tmp / study.page).write_text(_study_page(study, footer, base.smoke), encoding="utf-8")
+            (tmp / study.page).write_text(_study_page(study, footer, base.smoke, overrides), encoding="utf-8")
         hint = (f"Built by <code>{esc(shlex.join(['forestlab', 'report', *overrides]))}</code> in "
                 f"{time.perf_counter() - t0:.1f} s from the store; no run was recomputed.")
         (tmp / "index.html").write_text(_index_page(studies, footer, base.smoke, hint), encoding="utf-8")

@@ -66,7 +66,13 @@ def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
                 row[f"{label} vs {cell['vs']} diff"] = test.mean_diff
                 row[f"{label} vs {cell['vs']} p"] = test.p
         rows.append(row)
-    return pd.DataFrame(rows)
+    columns = ["dataset", "runs"]
+    for cell in spec["cells"]:
+        label = cell_label(cell)
+        columns += [f"{label} mean", f"{label} std", f"{label} n"]
+        if cell.get("vs") and "metric" in cell and "measure" not in cell:
+            columns += [f"{label} vs {cell['vs']} diff", f"{label} vs {cell['vs']} p"]
+    return pd.DataFrame(rows, columns=list(dict.fromkeys(columns)))  # the columns even without a row
 
 
 def measure_value(res: ExperimentResults, cell: dict[str, Any], dataset: str) -> float:
@@ -164,7 +170,8 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
     """Write every table of the experiment to ``out_dir/<name>.{md,csv,tex}``."""
     written: list[Path] = []
     for spec in res.tables():
-        table = build_table(res.restricted_to(spec), spec)
+        view = res.restricted_to(spec)
+        table = build_table(view, spec)
         display = _display(res, spec, table)
         out_dir.mkdir(parents=True, exist_ok=True)
         title = str(spec.get("title", spec["name"]))
@@ -184,6 +191,8 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
                      "overstate what the method would do on new data")
         if spec.get("note"):
             note += f". {spec['note']}"
+        if view.left_out:
+            note += f". {view.left_out_note()}"
         md.write_text(f"# {title}\n\nExperiment `{res.name}`{smoke_note(res)}; {note}.\n\n" + to_markdown(display))
         csv = out_dir / f"{spec['name']}.csv"
         table.to_csv(csv, index=False, float_format="%.6g")

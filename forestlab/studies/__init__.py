@@ -7,10 +7,15 @@ combines (read through ``res.sibling(name)``), and, when a published table is no
 table is read. ``forestlab.report`` names no study: it finds a claim by its name with :func:`find_claim` and judges
 it with :func:`judge`, or the claims of one experiment together with :func:`judge_all`.
 
-A verdict has four values. The claim's own test, on the per-seed results, says whether it holds (or that there are
-not enough runs: NOT TESTED). A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge`
-re-evaluates the claim on bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and
-combined experiment) and keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree with it.
+A verdict has four values. The claim's own test, on the per-seed results, says whether it holds, or that it is NOT
+TESTED: the runs it needs are missing, or the data at hand could only have given one answer (a rule "on every dataset
+but at most one" cannot fail on one dataset; "significant on at least 4 datasets" cannot hold on 3). A claim states
+the least data its test needs to go either way through :func:`verdict`. Smoke runs (``debug=smoke``) are never
+judged: every claim on them is NOT TESTED, its test's answer on them kept in the evidence as a check of the code.
+
+A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge` re-evaluates the claim on
+bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and combined experiment) and
+keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree with it.
 """
 
 from __future__ import annotations
@@ -29,14 +34,14 @@ from forestlab.results import ExperimentResults
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
            "Judgement", "Study", "claim_registrar", "find_claim", "finite_values", "get_study", "judge", "judge_all",
-           "judge_all_cached",
-           "mean_curve", "register"]
+           "judge_all_cached", "mean_curve", "register", "too_little", "verdict"]
 
 PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED = "HOLDS", "DOES NOT HOLD", "INCONCLUSIVE", "NOT TESTED"
 N_RESAMPLES = 200  # bootstrap resamples of the seeds behind each verdict
 MIN_AGREEMENT = 0.8  # share of them that must agree with the verdict on all the runs
+SMOKE_REASON = "smoke runs (debug=smoke: shrunk to check that the code runs), never judged"
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,28 @@ class ClaimResult:
     test: str
     holds: bool | None
     evidence: str
+
+
+def too_little(**needs: tuple[int, int]) -> str | None:
+    """Why a test could not have given either answer on the data at hand, or None when it could.
+
+    Each keyword names what the test counts, with ``(have, least)``: how many there are and the least number with
+    which the test can both hold and fail, e.g. ``datasets=(1, 2)`` for a rule "on every dataset but at most one".
+    Underscores in the name are read as spaces (``paired_datasets``)."""
+    short = [f"too few {what.replace('_', ' ')}: {have} (the test can go either way only with at least {least})"
+             for what, (have, least) in needs.items() if have < least]
+    return "; ".join(short) if short else None
+
+
+def verdict(text: str, test: str, holds: bool, evidence: str, **needs: tuple[int, int]) -> ClaimResult:
+    """The claim's answer ``holds``, given only when the data at hand could have given the other one.
+
+    ``needs`` as for :func:`too_little`: when a count is below its least, the claim is NOT TESTED (``holds`` None)
+    and the evidence gives the reason, then what the test saw."""
+    why = too_little(**needs)
+    if why is not None:
+        return ClaimResult(text, test, None, f"{why}; on the data at hand: {evidence}")
+    return ClaimResult(text, test, bool(holds), evidence)
 
 
 ClaimFunction = Callable[[ExperimentResults], ClaimResult]
@@ -192,7 +219,8 @@ def judge(name: str, res: ExperimentResults, *, n_resamples: int = N_RESAMPLES, 
     ``np.random.default_rng(seed + i)`` by ``res.resample_repetitions``, so the verdict is reproducible); when the
     share of resamples giving the same answer (a resample where it cannot be tested counts as disagreeing) is below
     ``min_agreement`` the verdict is INCONCLUSIVE, else HOLDS or DOES NOT HOLD. With a single repetition there is
-    nothing to resample and the verdict is the claim's own.
+    nothing to resample and the verdict is the claim's own. On smoke runs every claim is NOT TESTED (its test's
+    answer on them is kept in the evidence).
     """
     return judge_all([name], res, n_resamples=n_resamples, seed=seed, min_agreement=min_agreement)[0]
 
@@ -203,6 +231,11 @@ def judge_all(names: Sequence[str], res: ExperimentResults, *, n_resamples: int 
     draws, hence the same verdicts, as one :func:`judge` call per claim)."""
     funcs = [find_claim(name)[1] for name in names]
     results = [func(res) for func in funcs]
+    if res.smoke:  # shrunk runs check the code: the claim's test runs, its answer is no verdict
+        return [Judgement(name, replace(r, holds=None, evidence=f"{SMOKE_REASON}; on them the test gives "
+                                        f"{'no answer' if r.holds is None else HOLDS if r.holds else DOES_NOT_HOLD}"
+                                        f": {r.evidence}"), NOT_TESTED, None)
+                for name, r in zip(names, results, strict=True)]
     tested = [k for k, r in enumerate(results) if r.holds is not None]
     n_reps = _n_repetitions(res)
     agree = [0] * len(funcs)

@@ -11,7 +11,19 @@ from __future__ import annotations
 import numpy as np
 
 from forestlab.results import ExperimentResults, summarise
-from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, mean_curve, register
+from forestlab.studies import (
+    ClaimFunction,
+    ClaimResult,
+    Study,
+    claim_registrar,
+    finite_values,
+    mean_curve,
+    register,
+    too_little,
+)
+
+#: The fewest trees a curve needs for the plateau tests (their value at 10 trees, and a second half of 10 or more)
+MIN_TREES = 20
 
 CLAIMS: dict[str, ClaimFunction] = {}
 claim = claim_registrar(CLAIMS)
@@ -25,23 +37,25 @@ def spambase_forests_plateau(res: ExperimentResults) -> ClaimResult:
     test = ("for bagging and the random forest, mean test error at the last tree <= its minimum over the second "
             "half of the trees + 0.005 and < its value at 10 trees; OOB error at the last tree within 0.005 of "
             "its value at half the trees")
-    parts, ok, seen = [], True, False
+    parts, ok, seen, longest = [], True, False, 0
     for d in res.datasets:
         for alg in ("bagging", "rf_course"):
             t = mean_curve(res, alg, "test_error", d)
             o = mean_curve(res, alg, "oob_error", d)
-            if t.size < 20:
+            longest = max(longest, min(t.size, o.size))
+            if t.size < MIN_TREES or o.size != t.size:  # too short, or no OOB curve beside it: not tested here
                 continue
             seen = True
             half = t.size // 2
             rise = float(t[-1] - np.nanmin(t[half:]))
             drop = float(t[9] - t[-1])
-            drift = float(o[half - 1] - o[-1]) if o.size == t.size else float("nan")
+            drift = float(o[half - 1] - o[-1])
             ok &= bool(rise <= 0.005 and drop > 0 and abs(drift) <= 0.005)
             parts.append(f"{d}/{alg}: test {t[9]:.4f}@10 -> {t[-1]:.4f}@{t.size} (rise over 2nd half {rise:+.4f}), "
                          f"OOB@{half} - OOB@{t.size} {drift:+.4f}")
     if not seen:
-        return ClaimResult(text, test, None, "no curves stored")
+        return ClaimResult(text, test, None, "no curves stored" if not longest else
+                           too_little(trees_in_the_longest_curve=(longest, MIN_TREES)))
     return ClaimResult(text, test, ok, "; ".join(parts))
 
 
@@ -80,11 +94,11 @@ def _estimate_means(res: ExperimentResults, algorithm: str = "rf_estimates") -> 
 
 def _gap_claim(res: ExperimentResults, text: str, test: str, a: str, b: str, tolerance: float,
                label: str) -> ClaimResult:
-    """Whether |mean ``a`` - mean ``b``| <= ``tolerance`` on every dataset (the evidence lists the differences
-    after ``label``)."""
-    means = _estimate_means(res)
+    """Whether |mean ``a`` - mean ``b``| <= ``tolerance`` on every dataset that has both (the evidence lists the
+    differences after ``label``)."""
+    means = {d: m for d, m in _estimate_means(res).items() if a in m and b in m}
     if not means:
-        return ClaimResult(text, test, None, "no runs")
+        return ClaimResult(text, test, None, "no runs" if res.runs.empty else f"no dataset with both {a} and {b}")
     diffs = {d: m[a] - m[b] for d, m in means.items()}
     return ClaimResult(text, test, all(abs(v) <= tolerance for v in diffs.values()),
                        f"{label}: " + ", ".join(f"{d} {v:+.3f}" for d, v in diffs.items()))
@@ -96,9 +110,9 @@ def estimates_resub_optimistic(res: ExperimentResults) -> ClaimResult:
             "leave-one-out bootstrap and .632+ are more honest (Fromont, risk estimation)")
     test = ("on every dataset: mean resubstitution error <= mean test error - 0.02, and each of hold-out, CV, OOB, "
             "LOO bootstrap and .632+ is closer to the mean test error than resubstitution")
-    means = _estimate_means(res)
+    means = {d: m for d, m in _estimate_means(res).items() if "est_resub" in m}
     if not means:
-        return ClaimResult(text, test, None, "no runs")
+        return ClaimResult(text, test, None, "no runs" if res.runs.empty else "no resubstitution error stored")
     ok, parts = True, []
     for d, m in means.items():
         gap = abs(m["est_resub"] - m["test_risk"])
@@ -131,7 +145,8 @@ def estimates_632_optimistic(res: ExperimentResults) -> ClaimResult:
     test = ("on every dataset whose mean resubstitution error is <= 0.01: mean .632 < mean test error - 0.01, and "
             ".632+ is closer to the test error than .632")
     means = _estimate_means(res)
-    rows = {d: m for d, m in means.items() if m.get("est_resub", 1.0) <= 0.01}
+    rows = {d: m for d, m in means.items()
+            if m.get("est_resub", 1.0) <= 0.01 and "est_632" in m and "est_632plus" in m}
     if not rows:
         return ClaimResult(text, test, None, "no dataset with resubstitution error <= 0.01")
     ok, parts = True, []
@@ -146,17 +161,19 @@ def estimates_632_optimistic(res: ExperimentResults) -> ClaimResult:
 def estimates_oob_plateau(res: ExperimentResults) -> ClaimResult:
     text = "The OOB error decreases and then stabilises as trees are added, so B can be chosen with it (RCP209)"
     test = "mean OOB error at the last tree within 0.01 of its value at half the trees, and below its value at 10"
-    parts, ok, seen = [], True, False
+    parts, ok, seen, longest = [], True, False, 0
     for d in res.datasets:
         o = mean_curve(res, "rf_estimates", "oob_error", d)
-        if o.size < 20:
+        longest = max(longest, o.size)
+        if o.size < MIN_TREES:
             continue
         seen = True
         half = o.size // 2
         ok &= bool(abs(o[half - 1] - o[-1]) <= 0.01 and o[-1] < o[9])
         parts.append(f"{d}: {o[9]:.3f}@10, {o[half - 1]:.3f}@{half}, {o[-1]:.3f}@{o.size}")
     if not seen:
-        return ClaimResult(text, test, None, "no curves stored")
+        return ClaimResult(text, test, None, "no curves stored" if not longest else
+                           too_little(trees_in_the_longest_curve=(longest, MIN_TREES)))
     return ClaimResult(text, test, ok, "; ".join(parts))
 
 
@@ -180,10 +197,16 @@ def importance_probes_ranked_low(res: ExperimentResults) -> ClaimResult:
         for name, mean in means.items():
             if mean.size == 0:
                 continue
+            # a probe can enter the top 5 only if there is one, and stay out of it only if 5 real features can
+            # fill it: else this dataset could give only one answer
+            why = too_little(noise_probes=(mean.size - n_real, 1), real_features=(n_real, 5))
+            if why is not None:
+                parts.append(f"{d}/{name.removeprefix('importance_')}: not tested ({why})")
+                continue
             seen = True
             ranks = np.empty(mean.size, dtype=int)
             ranks[np.argsort(-mean, kind="stable")] = np.arange(1, mean.size + 1)
-            best = int(ranks[n_real:].min()) if mean.size > n_real else mean.size + 1
+            best = int(ranks[n_real:].min())
             ok &= best > 5
             parts.append(f"{d}/{name.removeprefix('importance_')}: best probe rank {best} of {mean.size}")
     if not seen:

@@ -18,7 +18,16 @@ import pandas as pd
 from forestlab.errors import ConfigError
 from forestlab.results import ExperimentResults
 from forestlab.stats import one_sample_t_test, pair_table
-from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, mean_curve, register
+from forestlab.studies import (
+    ClaimFunction,
+    ClaimResult,
+    Study,
+    claim_registrar,
+    finite_values,
+    mean_curve,
+    register,
+    verdict,
+)
 
 PISETTA_VOTE, PISETTA_SVM = "rf_pisetta", "forest_svm"
 PISETTA_MKL_DATASETS = ("sonar", "liver", "parkinsons", "pima", "ionosphere")
@@ -81,7 +90,8 @@ def pisetta_svm_significant_wins(res: ExperimentResults) -> ClaimResult:
     evidence = (f"significant wins on {len(wins)}/{len(table)}: {', '.join(wins) or 'none'}; paper's starred: "
                 f"{', '.join(starred)}; in both: {', '.join(d for d in wins if d in starred) or 'none'}; "
                 "SVM - vote (p): " + ", ".join(f"{r.dataset} {r.diff:+.3f} ({r.p:.2g})" for r in table.itertuples()))
-    return ClaimResult(text, test, len(wins) >= 4, evidence)
+    # significant wins on 4 datasets need 4 datasets with paired splits
+    return verdict(text, test, len(wins) >= 4, evidence, datasets_with_paired_splits=(len(table), 4))
 
 
 @claim("pisetta_svm_no_significant_loss")
@@ -95,7 +105,7 @@ def pisetta_svm_no_significant_loss(res: ExperimentResults) -> ClaimResult:
     evidence = ("significant losses: " + (", ".join(f"{r.dataset} {r.diff:+.3f} (p {r.p:.2g})"
                                                      for r in losses.itertuples()) or "none")
                 + f" (of {len(table)} datasets)")
-    return ClaimResult(text, test, losses.empty, evidence)
+    return verdict(text, test, losses.empty, evidence, datasets_with_paired_splits=(len(table), 1))
 
 
 @claim("pisetta_svm_best_but_vote")
@@ -108,7 +118,8 @@ def pisetta_svm_best_but_vote(res: ExperimentResults) -> ClaimResult:
         return ClaimResult(text, test, None, "no paired runs")
     behind = [r.dataset for r in table.itertuples() if round(r.mean_a, 3) < round(r.mean_b, 3)]
     evidence = f"SVM behind the vote on {len(behind)}/{len(table)}: {', '.join(behind) or 'none'}"
-    return ClaimResult(text, test, len(behind) <= 1, evidence)
+    # "every dataset but at most one" cannot fail on a single dataset
+    return verdict(text, test, len(behind) <= 1, evidence, datasets_with_paired_splits=(len(table), 2))
 
 
 def _vs_mkl(res: ExperimentResults, algorithm: str) -> list[tuple[str, float, float, Any]]:
@@ -137,7 +148,7 @@ def pisetta_vote_close_to_mkl(res: ExperimentResults) -> ClaimResult:
         return ClaimResult(text, test, None, "no runs on the MKL datasets")
     sig = [d for d, _, _, t in rows if t.significant()]
     evidence = "; ".join(f"{d}: vote {m:.3f} vs MKL {mkl:.3f} (p {t.p:.2g})" for d, mkl, m, t in rows)
-    return ClaimResult(text, test, not sig, evidence)
+    return verdict(text, test, not sig, evidence, MKL_datasets_with_2_or_more_splits=(len(rows), 1))
 
 
 @claim("pisetta_svm_beats_mkl")
@@ -152,7 +163,8 @@ def pisetta_svm_beats_mkl(res: ExperimentResults) -> ClaimResult:
     wins = [d for d, mkl, m, t in rows if t.significant() and m > mkl]
     evidence = (f"significantly above MKL on {len(wins)}: {', '.join(wins) or 'none'}; "
                 + "; ".join(f"{d}: SVM {m:.3f} vs MKL {mkl:.3f} (p {t.p:.2g})" for d, mkl, m, t in rows))
-    return ClaimResult(text, test, len(wins) >= 2, evidence)
+    # significantly above MKL on 2 datasets needs 2 of them
+    return verdict(text, test, len(wins) >= 2, evidence, MKL_datasets_with_2_or_more_splits=(len(rows), 2))
 
 
 @claim("pisetta_c_insensitive")
@@ -160,16 +172,19 @@ def pisetta_c_insensitive(res: ExperimentResults) -> ClaimResult:
     text = "The differences between the values of C were not very large (pisetta2010 §5)"
     test = ("the SVM refitted with each C in {1, 10, 100, 10000} on the same forest: max - min over C of the mean "
             "test accuracy <= 0.01 on every dataset")
-    parts, spreads = [], []
+    parts, spreads, n_c = [], [], []
     for d in res.datasets:
         means = mean_curve(res, PISETTA_SVM, "test_accuracy_by_C", d)
         if means.size == 0:
             continue
-        spreads.append(float(means.max() - means.min()))
+        spreads.append(float(np.nanmax(means) - np.nanmin(means)) if np.isfinite(means).any() else float("nan"))
+        n_c.append(int(np.isfinite(means).sum()))
         parts.append(f"{d} {spreads[-1]:.3f}")
     if not spreads:
         return ClaimResult(text, test, None, "no per-C accuracies stored")
-    return ClaimResult(text, test, max(spreads) <= 0.01, "spread over C: " + ", ".join(parts))
+    # one value of C has no spread: the test needs two on every dataset
+    return verdict(text, test, max(spreads) <= 0.01, "spread over C: " + ", ".join(parts),
+                   values_of_C=(min(n_c), 2))
 
 
 STUDY = register(Study(
