@@ -6,6 +6,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.forestlab-installed
 JOBS   ?= 2
+# pytest workers (pytest-xdist): the suite runs on both cores of a CI machine
+TEST_WORKERS ?= 2
 # Experiments run by `make tables` / `make figures` (default: every registered one, listed after install).
 EXPERIMENTS ?=
 LIST_EXPERIMENTS = $(if $(EXPERIMENTS),echo $(EXPERIMENTS),$(BIN)/forestlab list experiments | cut -d' ' -f1)
@@ -48,10 +50,10 @@ report: install ## Build the reproduction report, results/report/index.html, fro
 	$(BIN)/forestlab report
 
 test: install ## Run the test suite (set FORESTLAB_DATA_MIRROR for the dataset tests)
-	$(BIN)/python -m pytest -m "not slow and not network" -q
+	$(BIN)/python -m pytest -m "not slow and not network" -q -n $(TEST_WORKERS)
 
 test-full: install ## Run every test, slow ones included (never the network ones)
-	$(BIN)/python -m pytest -m "not network" -q
+	$(BIN)/python -m pytest -m "not network" -q -n $(TEST_WORKERS)
 
 bench: install ## Run the benchmarks and write bench/results.json and bench/results.md
 	$(BIN)/python tests/benchmarks/run.py --out bench
