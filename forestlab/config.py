@@ -475,7 +475,7 @@ def _validate(cfg: DictConfig) -> Experiment:
 
     check_protocol(to_container(cfg.protocol))
     limits = cfg.get("limits") or {}
-    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values"):
+    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values", "max_folds"):
         if limits.get(key) is not None:
             _require_int(limits.get(key), f"limits.{key}", 1)
     from forestlab.metrics import METRICS
@@ -514,7 +514,6 @@ def _validate(cfg: DictConfig) -> Experiment:
 
 def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) -> None:
     """Names that become paths, and the split sizes against the dataset's documented size."""
-    from forestlab.protocols import resolve_sizes
 
     _require_name(ds_cfg.get("name", name), f"dataset '{name}': name")
     source_kind = (ds_cfg.get("source") or {}).get("kind") if isinstance(ds_cfg.get("source"), dict) else None
@@ -633,7 +632,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "launcher": ("name", "backend", "n_jobs", "scheduler"),
     "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
               "log_max_bytes", "log_backup_count"),
-    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values"),
+    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values", "max_folds"),
     "experiment": ("name", "study", "description", "datasets", "dataset_seeds", "algorithms", "params", "choices",
                    "tables", "figures", "claims"),
 }

@@ -121,6 +121,8 @@ class Experiment:
                     "protocol": self.protocol, "seed": self.seed, "seeds": self.seeds}
         if self.dataset_seeds:  # only when set: every other experiment keeps its plan id
             identity["dataset_seeds"] = self.dataset_seeds
+        if self.protocol.get("kind") == "kfold" and self.folds_run < int(self.protocol.get("n_folds", 1)):
+            identity["folds_run"] = self.folds_run  # limits.max_folds: a plan of its own (only when it cuts)
         return identity
 
     @property
@@ -131,8 +133,15 @@ class Experiment:
     def n_runs(self) -> int:
         """How many runs the plan has (computed, not planned)."""
         kind = self.protocol.get("kind")
-        folds = int(self.protocol.get("n_folds", 1)) if kind == "kfold" else 1
+        folds = self.folds_run if kind == "kfold" else 1
         return sum(self.seeds_of(d) for d in self.datasets) * len(self.algorithms) * folds
+
+    @property
+    def folds_run(self) -> int:
+        """How many folds of each k-fold partition run: all ``n_folds``, or the first ``limits.max_folds``."""
+        folds = int(self.protocol.get("n_folds", 1))
+        cap = self.limits.get("max_folds")
+        return min(folds, int(cap)) if cap else folds
 
     def summary(self) -> dict[str, Any]:
         """What the store keeps beside a plan (for status and provenance)."""
@@ -193,6 +202,10 @@ def resolve(cfg: DictConfig) -> Experiment:
         dataset_names = dataset_names[: int(limits["max_datasets"])]
     shared = dict(_plain(exp.get("params")) or {})
     protocol = dict(_plain(cfg.protocol))
+    if protocol.get("kind") == "kfold" and limits.get("max_folds") and \
+            int(protocol.get("n_folds", 1)) > int(limits["max_folds"]):
+        notes.append(f"limits.max_folds={limits['max_folds']} runs the first {limits['max_folds']} folds of each "
+                     f"{protocol['n_folds']}-fold partition (the same runs as theirs in the full plan)")
     own_seeds = {str(k): int(v) for k, v in (_plain(exp.get("dataset_seeds")) or {}).items()}
     if own_seeds and cfg.get("smoke", False):
         notes.append(f"debug=smoke runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "

@@ -42,7 +42,7 @@ from forestlab import __version__
 from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
 from forestlab.experiment import Experiment, content_hash, protocol_for
 from forestlab.learners._cache import FitCache
-from forestlab.protocols import derive_seed, make_split, n_folds
+from forestlab.protocols import derive_seed, make_split
 from forestlab.store import Store
 
 log = logging.getLogger("forestlab")
@@ -98,7 +98,7 @@ def plan(experiment: Experiment | Any) -> list[RunSpec]:
     metrics = list(experiment.metrics)
     for ds in experiment.datasets:
         proto = protocol_for(experiment, ds)
-        folds: list[int | None] = list(range(n_folds(proto))) if proto["kind"] == "kfold" else [None]
+        folds: list[int | None] = list(range(experiment.folds_run)) if proto["kind"] == "kfold" else [None]
         ds_identity = ds.identity
         for alg in experiment.algorithms:
             entry = get_entry(alg.estimator)
