@@ -389,3 +389,19 @@ def test_a_run_stored_before_the_refusal_is_not_served(user_conf, monkeypatch):
     assert res.exit_code == 2, res.output
     assert "max_features=9 exceeds the 3 features" in res.stderr
     assert "test_risk" not in res.stdout  # its stored metrics are not printed as a result
+
+
+def test_smoke_runs_two_folds_of_a_kfold_partition_and_says_so(workdir):
+    """debug=smoke caps a k-fold experiment at its first two folds (limits.max_folds): the same runs as in the full
+    plan, in a plan of its own, said in a note."""
+    from forestlab.config import load_experiment
+    from forestlab.runner import plan
+
+    full = load_experiment(["experiment=depecker2010_table_a1", "limits.max_datasets=1"])
+    capped = load_experiment(["experiment=depecker2010_table_a1", "limits.max_datasets=1", "limits.max_folds=2"])
+    assert capped.n_runs * 5 == full.n_runs and capped.plan_id != full.plan_id
+    assert {s.key for s in plan(capped)} == {s.key for s in plan(full) if s.fold in (0, 1)}
+    res = runner.invoke(app, ["run", "experiment=depecker2010_table_a1", "debug=smoke", "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "x 2 folds" in res.stdout
+    assert "note: limits.max_folds=2 runs the first 2 folds of each 10-fold partition" in res.stderr
