@@ -524,7 +524,15 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
             typer.echo(str(path))
         if not paths:
             _say(f"forestlab: experiment {exp.name} has no figures (experiment.figures is empty); its tables: "
-                 f"`forestlab tables {exp.name}`", err=True)
+                 f"`{_tables_command(exp, experiment, overrides)}`", err=True)
+
+
+def _tables_command(exp: Any, experiment: str | None, overrides: Sequence[str] | None) -> str:
+    """The `forestlab tables` command for the same runs (single runs are chosen by their overrides)."""
+    experiment, overrides = _split_args(experiment, overrides)
+    if exp.name == "single":
+        return shlex.join(["forestlab", "tables", *overrides])
+    return shlex.join(["forestlab", "tables", exp.name, *(o for o in overrides if not o.startswith("experiment="))])
 
 
 @app.command()
@@ -542,7 +550,7 @@ def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
         else:
             _say(f"forestlab: experiment {exp.name} has no published table and no claim to compare with "
                  f"({'single runs belong to no study' if exp.name == 'single' else 'it reproduces no table'}); "
-                 f"its tables: `forestlab tables {exp.name}`", err=True)
+                 f"its tables: `{_tables_command(exp, experiment, overrides)}`", err=True)
 
 
 @app.command()
