@@ -339,8 +339,12 @@ def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.nd
     p_hat = cell_pos / (cell_pos + cell_neg)
     center = scale_by = None
     if scale:
-        center = np.average(X, axis=0, weights=w)
-        spread = np.sqrt(np.average((X - center) ** 2, axis=0, weights=w))
+        # np.average(·, axis=0, weights=w), its operations without its argument checks (a tenth of a millisecond
+        # a node): the weights as a column, their sum over it, the products summed over the rows, divided
+        column = w.reshape(-1, 1)
+        total = column.sum(axis=0)
+        center = np.multiply(X, column).sum(axis=0) / total
+        spread = np.sqrt(np.multiply((X - center) ** 2, column).sum(axis=0) / total)
         scale_by = np.where(spread > 0, spread, 1.0)
         X = (X - center) / scale_by
     if gamma == "scale":
