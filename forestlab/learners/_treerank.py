@@ -31,7 +31,8 @@ The fitted tree is kept as arrays (:class:`RankingTree`, the pruning and forest 
 routing structure: for the CART and axis LeafRanks every master split is itself a small tree of axis-parallel tests,
 and all of them are chained into one decision graph that a new point walks once. Those two LeafRanks are grown by
 compiled code (numba, :mod:`forestlab.learners._treerank_kernels`): a presorted weighted CART that never re-sorts;
-the SVM and dyadic LeafRanks run a Python loop over the master nodes.
+the SVM and dyadic LeafRanks run a Python loop over the master nodes (the SVM's libsvm trainer called directly,
+with the arguments ``SVC`` passes it: the same model without the wrapper's per-node cost).
 """
 
 from __future__ import annotations
