@@ -31,18 +31,21 @@ The fitted tree is kept as arrays (:class:`RankingTree`, the pruning and forest 
 routing structure: for the CART and axis LeafRanks every master split is itself a small tree of axis-parallel tests,
 and all of them are chained into one decision graph that a new point walks once. Those two LeafRanks are grown by
 compiled code (numba, :mod:`forestlab.learners._treerank_kernels`): a presorted weighted CART that never re-sorts;
-the SVM and dyadic LeafRanks run a Python loop over the master nodes.
+the SVM and dyadic LeafRanks run a Python loop over the master nodes (the SVM's libsvm trainer called directly,
+with the arguments ``SVC`` passes it: the same model without the wrapper's per-node cost).
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
@@ -245,22 +248,27 @@ def best_prefix(n_pos: np.ndarray, n_neg: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 class _SVMRule:
     """A fitted SVM LeafRank: its decision function, evaluated with numpy (BLAS) rather than libsvm's predictor,
-    several times faster on the node's own points; L = the points where it is > 0."""
+    several times faster on the node's own points; L = the points where it is > 0.
+
+    Built from libsvm's raw model (:func:`_fit_libsvm`): ``dual_coef`` and ``intercept`` are scikit-learn's
+    ``SVC.dual_coef_[0]`` and ``SVC.intercept_[0]`` (libsvm's, sign flipped for a binary problem), ``coef`` its
+    ``SVC.coef_`` (linear kernel)."""
 
     _CHUNK = 4096
 
-    def __init__(self, svm: SVC, features: np.ndarray, gamma: float, center: np.ndarray | None = None,
+    def __init__(self, support_vectors: np.ndarray, dual_coef: np.ndarray, intercept: float, linear: bool,
+                 features: np.ndarray, gamma: float, center: np.ndarray | None = None,
                  scale_by: np.ndarray | None = None) -> None:
         self.features = features
         self.gamma = gamma
         self.center, self.scale_by = center, scale_by  # the node's standardisation (None: raw variables)
-        self.intercept = float(svm.intercept_[0])
-        if svm.kernel == "linear":
-            self.coef: np.ndarray | None = np.asarray(svm.coef_).ravel().copy()
+        self.intercept = float(intercept)
+        if linear:  # SVC.coef_: its dual coefficients (a 1 x n_SV matrix) times the support vectors
+            self.coef: np.ndarray | None = (dual_coef[None, :] @ support_vectors).ravel()
         else:
             self.coef = None
-            self.support_vectors = np.ascontiguousarray(svm.support_vectors_)
-            self.dual_coef = np.ascontiguousarray(svm.dual_coef_[0])
+            self.support_vectors = np.ascontiguousarray(support_vectors)
+            self.dual_coef = np.ascontiguousarray(dual_coef)
             self.sv_norms = np.einsum("ij,ij->i", self.support_vectors, self.support_vectors)
 
     def goes_left(self, X: np.ndarray) -> np.ndarray:
@@ -273,10 +281,19 @@ class _SVMRule:
         if self.coef is not None:
             return X_local @ self.coef + self.intercept
         out = np.empty(len(X_local))
+        minus_gamma = -self.gamma
         for start in range(0, len(X_local), self._CHUNK):
             block = X_local[start:start + self._CHUNK]
-            sq = np.einsum("ij,ij->i", block, block)[:, None] - 2.0 * (block @ self.support_vectors.T) + self.sv_norms
-            out[start:start + self._CHUNK] = np.exp(-self.gamma * np.maximum(sq, 0.0)) @ self.dual_coef
+            # exp(−γ max(‖x‖² − 2 x·s + ‖s‖², 0)), computed in place: the same operations, in the same order, as
+            # the expression written out (a − 2b = a + (−2)b exactly), without its four temporaries
+            k = block @ self.support_vectors.T
+            k *= -2.0
+            k += np.einsum("ij,ij->i", block, block)[:, None]
+            k += self.sv_norms
+            np.maximum(k, 0.0, out=k)
+            k *= minus_gamma
+            np.exp(k, out=k)
+            out[start:start + self._CHUNK] = k @ self.dual_coef
         return out + self.intercept
 
     def side(self, X_local: np.ndarray) -> np.ndarray:
@@ -323,8 +340,12 @@ def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.nd
     p_hat = cell_pos / (cell_pos + cell_neg)
     center = scale_by = None
     if scale:
-        center = np.average(X, axis=0, weights=w)
-        spread = np.sqrt(np.average((X - center) ** 2, axis=0, weights=w))
+        # np.average(·, axis=0, weights=w), its operations without its argument checks (a tenth of a millisecond
+        # a node): the weights as a column, their sum over it, the products summed over the rows, divided
+        column = w.reshape(-1, 1)
+        total = column.sum(axis=0)
+        center = np.multiply(X, column).sum(axis=0) / total
+        spread = np.sqrt(np.multiply((X - center) ** 2, column).sum(axis=0) / total)
         scale_by = np.where(spread > 0, spread, 1.0)
         X = (X - center) / scale_by
     if gamma == "scale":
@@ -332,9 +353,36 @@ def _svm_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.nd
         gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
     elif gamma == "auto":
         gamma = 1.0 / X.shape[1]
-    svm = SVC(kernel=kernel, C=C, gamma=float(gamma), class_weight={1: 1.0 - p_hat, -1: p_hat})
-    svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
-    return _SVMRule(svm, features, float(gamma), center, scale_by)
+    support_vectors, dual_coef, intercept = _fit_libsvm(X, pos, w, kernel, C, float(gamma), p_hat)
+    return _SVMRule(support_vectors, dual_coef, intercept, kernel == "linear", features, float(gamma), center,
+                    scale_by)
+
+
+#: libsvm's settings in ``SVC()`` beyond kernel, C, gamma and the weights (read from scikit-learn's defaults).
+_SVC_DEFAULTS = {name: getattr(SVC(), name) for name in ("degree", "coef0", "tol", "cache_size", "shrinking",
+                                                         "max_iter")}
+
+
+def _fit_libsvm(X: np.ndarray, pos: np.ndarray, w: np.ndarray, kernel: str, C: float, gamma: float,
+                p_hat: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``SVC(kernel, C, gamma, class_weight={1: 1 − p̂, −1: p̂}).fit(X, ±1, sample_weight=w)`` without its
+    wrapper: the same call to libsvm's trainer with the same arguments (classes −1, +1 coded 0, 1 as SVC codes
+    them; its class weights in that order), so the same model, bit for bit, as ``SVC`` fits. The wrapper's input
+    validation, parameter checks and target encoding cost about twice libsvm's own time on a LeafRank's nodes,
+    and TreeRank has already checked the data. Returns SVC's ``support_vectors_``, ``dual_coef_[0]`` and
+    ``intercept_[0]``."""
+    from sklearn.svm import _libsvm
+
+    _libsvm.set_verbosity_wrap(0)  # libsvm's global switch; SVC() sets it before each fit too
+    (_, support_vectors, _, dual_coef, intercept, _, _, fit_status, _) = _libsvm.fit(
+        np.ascontiguousarray(X, dtype=np.float64), pos.astype(np.float64), svm_type=0,
+        sample_weight=np.ascontiguousarray(w, dtype=np.float64), class_weight=np.array([p_hat, 1.0 - p_hat]),
+        kernel=kernel, C=float(C), nu=0.0, probability=False, epsilon=0.0, gamma=gamma, random_seed=0,
+        **_SVC_DEFAULTS)
+    if fit_status == 1:  # SVC's warning (max_iter reached; never with the default max_iter = −1)
+        warnings.warn("Solver terminated early (max_iter reached).", ConvergenceWarning, stacklevel=3)
+    # a binary SVC flips the signs of libsvm's dual coefficients and intercept (SVC.fit)
+    return support_vectors, -dual_coef[0], -float(intercept[0])
 
 
 def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,

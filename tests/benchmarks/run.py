@@ -22,7 +22,8 @@ MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "benc
            "pacbayes_successors": "bench_pacbayes_successors", "kernel": "bench_kernel",
            "table1": "bench_table1", "ops": "bench_ops", "plan": "bench_plan",
            "treerank": "bench_treerank", "depecker": "bench_depecker", "ranksvm": "bench_ranksvm",
-           "modern_rankers": "bench_modern_rankers", "modern_tests": "bench_modern_tests"}
+           "modern_rankers": "bench_modern_rankers", "modern_tests": "bench_modern_tests",
+           "svm_leafrank": "bench_svm_leafrank"}
 
 
 def main() -> int:

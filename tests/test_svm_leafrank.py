@@ -1,0 +1,144 @@
+"""The SVM LeafRank (depecker2010 §2.7) calls libsvm's trainer directly (issue 24: SVC's wrapper cost about twice
+libsvm's own time on a forest's nodes); these tests hold it to the same numbers as ``SVC``:
+
+- the model (support vectors, dual coefficients, intercept, linear coefficients) equals the one ``SVC`` fits on the
+  same node problem, bit for bit, and so does the decision function on new points (against the expression the
+  rule evaluated before it was computed in place);
+- trees and forests give the numbers pinned from main before the change (SVC's wrapper).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+from sklearn.svm import SVC
+
+from forestlab.learners._ranking_forest import RankingForest
+from forestlab.learners._treerank import TreeRank, _fit_libsvm, _svm_leafrank, _SVMRule
+
+
+def gauss_easy(n: int, q: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """GaussEasy-like data: p = 1/2, positives N(mu+, I), negatives N(mu-, 10**0.1 I), |mu+ - mu-| = 1."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    shift = np.full(q, 0.5 / np.sqrt(q))
+    X = np.where(y[:, None] == 1, rng.normal(size=(n, q)) + shift,
+                 rng.normal(size=(n, q)) * np.sqrt(10 ** 0.1) - shift)
+    return X, y
+
+
+def _node_problem(seed: int, n: int, q: int, p: float, counts: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A node's data: points, positive mask and weights (bootstrap counts, or positive reals)."""
+    rng = np.random.default_rng(seed)
+    pos = rng.random(n) < p
+    pos[:2] = [True, False]
+    X = rng.normal(size=(n, q)) + 0.7 * pos[:, None] * (np.arange(q) % 2 == 0)
+    w = rng.integers(1, 4, n).astype(float) if counts else rng.uniform(0.2, 2.0, n)
+    return X, pos, w
+
+
+def _reference_decision(svm: SVC, X: np.ndarray) -> np.ndarray:
+    """The decision function as the rule computed it from an ``SVC`` before (the expression written out)."""
+    if svm.kernel == "linear":
+        return X @ np.asarray(svm.coef_).ravel() + float(svm.intercept_[0])
+    sv = np.ascontiguousarray(svm.support_vectors_)
+    sv_norms = np.einsum("ij,ij->i", sv, sv)
+    out = np.empty(len(X))
+    for start in range(0, len(X), _SVMRule._CHUNK):  # in blocks, as the rule evaluated it
+        block = X[start:start + _SVMRule._CHUNK]
+        sq = np.einsum("ij,ij->i", block, block)[:, None] - 2.0 * (block @ sv.T) + sv_norms
+        out[start:start + _SVMRule._CHUNK] = np.exp(-svm._gamma * np.maximum(sq, 0.0)) @ np.ascontiguousarray(
+            svm.dual_coef_[0])
+    return out + float(svm.intercept_[0])
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize(("seed", "n", "q", "p", "counts", "C", "gamma"), [
+    (0, 150, 3, 0.5, True, 1.0, 0.3),
+    (1, 400, 8, 0.2, False, 0.5, 0.05),
+    (2, 60, 12, 0.7, True, 2.0, 1.0),
+])
+def test_the_direct_libsvm_call_fits_svcs_model_bit_for_bit(kernel, seed, n, q, p, counts, C, gamma):
+    X, pos, w = _node_problem(seed, n, q, p, counts)
+    p_hat = float(w[pos].sum() / w.sum())
+    svm = SVC(kernel=kernel, C=C, gamma=gamma, class_weight={1: 1.0 - p_hat, -1: p_hat})
+    svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
+    support_vectors, dual_coef, intercept = _fit_libsvm(X, pos, w, kernel, C, gamma, p_hat)
+    assert np.array_equal(support_vectors, svm.support_vectors_)
+    assert np.array_equal(dual_coef, svm.dual_coef_[0])
+    assert intercept == float(svm.intercept_[0])
+    rule = _SVMRule(support_vectors, dual_coef, intercept, kernel == "linear", np.arange(q), gamma)
+    if kernel == "linear":
+        assert np.array_equal(rule.coef, np.asarray(svm.coef_).ravel())
+    X_new = np.random.default_rng(seed + 100).normal(size=(300, q)) * 1.5
+    for points in (X, X_new):
+        assert np.array_equal(rule.decision(points), _reference_decision(svm, points))
+
+
+def test_the_rbf_decision_is_the_same_in_blocks():
+    """Points past one block of the in-place computation get the numbers the written-out expression gives."""
+    X, pos, w = _node_problem(3, 200, 4, 0.5, True)
+    p_hat = float(w[pos].sum() / w.sum())
+    svm = SVC(kernel="rbf", gamma=0.25, class_weight={1: 1.0 - p_hat, -1: p_hat}).fit(X, np.where(pos, 1, -1),
+                                                                                        sample_weight=w)
+    rule = _SVMRule(*_fit_libsvm(X, pos, w, "rbf", 1.0, 0.25, p_hat), False, np.arange(4), 0.25)
+    X_new = np.random.default_rng(4).normal(size=(2 * rule._CHUNK + 17, 4))
+    assert np.array_equal(rule.decision(X_new), _reference_decision(svm, X_new))
+
+
+def test_the_leafrank_standardises_then_fits_as_svc_on_the_standardised_node():
+    X, pos, w = _node_problem(5, 250, 5, 0.4, True)
+    rule = _svm_leafrank(X, pos, w, np.arange(5), "rbf", 1.0, "scale", scale=True)
+    Z = (X - rule.center) / rule.scale_by
+    p_hat = float(w[pos].sum() / w.sum())
+    svm = SVC(kernel="rbf", gamma="scale", class_weight={1: 1.0 - p_hat, -1: p_hat}).fit(
+        Z, np.where(pos, 1, -1), sample_weight=w)
+    assert rule.gamma == svm._gamma
+    assert np.array_equal(rule.support_vectors, svm.support_vectors_)
+    assert np.array_equal(rule.side(X), svm.decision_function(Z) > 0)
+
+
+#: Computed on main before the change (SVC's wrapper): TreeRank(leafrank="svm", max_depth=6, min_samples_split=30,
+#: random_state=3, **params) on gauss_easy(400, q=6, seed=11): node count, leaves, train AUC, test AUC on
+#: gauss_easy(300, q=6, seed=12) (12 digits).
+PINNED_TREES = [
+    ({"svm_kernel": "rbf"}, 33, 17, 0.8502243169674363, 0.64814979541),
+    ({"svm_kernel": "linear"}, 39, 20, 0.7321302550660349, 0.727228251201),
+    ({"svm_kernel": "rbf", "max_features": 3, "svm_gamma": "auto", "svm_C": 2.0}, 39, 20, 0.7764391571731022,
+     0.65657801103),
+    ({"svm_kernel": "linear", "svm_scale": False, "svm_C": 0.5}, 43, 22, 0.7297484625466277, 0.73527842021),
+]
+#: RankingForest(n_estimators=6, leafrank="svm", aggregation="mean_rank", min_samples_split=50, random_state=5,
+#: **params), same data: leaves per tree, sha1 of the test scores rounded to 9 decimals, test AUC.
+PINNED_FORESTS = [
+    ({"svm_kernel": "rbf", "max_features": 0.25}, [11, 13, 13, 12, 15, 14], "4ad0144493c575ac", 0.682129514321),
+    ({"svm_kernel": "linear"}, [12, 12, 11, 13, 13, 13], "bf1b1ae6bea02aab", 0.737235367372),
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return gauss_easy(400, q=6, seed=11) + gauss_easy(300, q=6, seed=12)
+
+
+@pytest.mark.parametrize(("params", "n_nodes", "n_leaves", "train_auc", "test_auc"), PINNED_TREES)
+def test_svm_trees_keep_the_numbers_of_main(data, params, n_nodes, n_leaves, train_auc, test_auc):
+    X, y, X_test, y_test = data
+    tree = TreeRank(leafrank="svm", max_depth=6, min_samples_split=30, random_state=3, **params).fit(X, y)
+    assert (tree.tree_.node_count, tree.n_leaves_, tree.train_auc_) == (n_nodes, n_leaves, train_auc)
+    assert round(roc_auc_score(y_test, tree.decision_function(X_test)), 12) == test_auc
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+@pytest.mark.parametrize(("params", "leaves", "digest", "test_auc"), PINNED_FORESTS)
+def test_svm_forests_keep_the_numbers_of_main(data, params, leaves, digest, test_auc, n_jobs):
+    X, y, X_test, y_test = data
+    forest = RankingForest(n_estimators=6, leafrank="svm", aggregation="mean_rank", min_samples_split=50,
+                           random_state=5, n_jobs=n_jobs, **params).fit(X, y)
+    scores = forest.decision_function(X_test)
+    assert forest.tree_n_leaves_.tolist() == leaves
+    assert hashlib.sha1(np.round(scores, 9).tobytes()).hexdigest()[:16] == digest
+    assert round(roc_auc_score(y_test, scores), 12) == test_auc
