@@ -15,8 +15,6 @@ Protocol kinds (:func:`protocol_kinds`; :func:`check_protocol` validates a proto
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +23,8 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from forestlab.errors import ConfigError, DatasetError
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 32-bit seed from the canonical JSON of ``parts`` (stable across runs, machines and Python versions)."""
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str).encode()
-    return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
-
+from forestlab.seeds import derive_seed
+from forestlab.selection import selection_spec
 
 #: The protocol kinds, in the order messages list them.
 PROTOCOL_KINDS = ("holdout", "kfold", "resample")
@@ -107,8 +100,6 @@ def check_protocol(protocol: Mapping) -> None:
     - ``stratify``, ``resplit``: true or false when present;
     - ``selection``: see :func:`forestlab.selection.selection_spec` (a test-set selection needs a test set).
     """
-    from forestlab.selection import selection_spec
-
     if not isinstance(protocol, Mapping):
         raise ConfigError(f"a protocol must be a mapping with a `kind`, got {protocol!r}")
     kind = protocol.get("kind")

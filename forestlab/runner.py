@@ -42,7 +42,8 @@ from forestlab import __version__
 from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
 from forestlab.experiment import Experiment, content_hash, protocol_for
 from forestlab.learners._cache import FitCache
-from forestlab.protocols import derive_seed, make_split
+from forestlab.protocols import make_split
+from forestlab.seeds import derive_seed
 from forestlab.store import Store
 
 log = logging.getLogger("forestlab")
@@ -193,8 +194,8 @@ def _optimal_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
 def _level_sets_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
     """For a 2-d generated problem: its 8 equal-mass level sets of eta (0 = top) on a 64 x 64 grid over its support
     (depecker2010 Figs 1.14a, 1.15a, 2.9a-2.11a), as lists for the dataset's stored info."""
+    from forestlab.datasets._generators import _RESERVED
     from forestlab.datasets._ranking_toys import OPTIMAL, level_sets
-    from forestlab.datasets._synthetic import _RESERVED
 
     source = ds_cfg["source"]
     toy = OPTIMAL[source["generator"]]

@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from forestlab.datasets._synthetic import register_generator
+from forestlab.datasets._generators import _RESERVED, register_generator
 from forestlab.errors import DatasetError
 
 __all__ = [
@@ -585,8 +585,6 @@ def optimal_roc(name: str, params: Mapping[str, Any] | None = None, *, n_mc: int
 def optimal_roc_for(ds_cfg: Mapping[str, Any], **kwargs: Any) -> OptimalROC:
     """ROC* and AUC* of a synthetic dataset config (``source.generator`` and its parameters, ``n_features``
     included), for reports and figures: nothing is fitted or sampled unless ``method="mc"``."""
-    from forestlab.datasets._synthetic import _RESERVED
-
     source = ds_cfg.get("source") or {}
     if source.get("kind") != "synthetic" or source.get("generator") not in OPTIMAL:
         name = ds_cfg.get("name", "<unnamed>")
