@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from forestlab.datasets._synthetic import sample_synthetic
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.seeds import derive_seed
 from forestlab.selection import selection_spec
@@ -164,8 +165,6 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
         raise ConfigError(f"protocol kind resample draws fresh samples from a generator, but dataset '{dataset}' "
                           f"is not synthetic (source.kind={kind!r}); use a dataset with source.kind: synthetic "
                           "or protocol kind holdout/kfold")
-    from forestlab.datasets._synthetic import sample_synthetic
-
     test_seed = derive_seed("resample-test", base_seed, dataset)
     rep = repetition if protocol.get("resplit", True) else 0  # resplit false: one training set, learner seeds vary
     train_seed = derive_seed("resample-train", base_seed, dataset, rep)

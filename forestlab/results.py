@@ -19,6 +19,10 @@ import numpy as np
 import pandas as pd
 
 from forestlab.errors import ConfigError
+from forestlab.evaluation import missing_metrics, outputs_metrics
+from forestlab.experiment import Experiment
+from forestlab.metrics import direction, get_measure
+from forestlab.store import Store
 
 __all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
 
@@ -271,8 +275,6 @@ class ExperimentResults:
         runs are those of ``among[k]``, e.g. depecker2010 keeps for Bagg_SVM the kernel that TRK_SVM did better
         with. The chosen candidate of each dataset is recorded in ``chosen[name]``.
         """
-        from forestlab.metrics import direction
-
         if not choices:
             return self
         runs, planned, chosen = [self.runs], [self.planned], dict(getattr(self, "chosen", {}))
@@ -396,17 +398,13 @@ def _report_spec(experiment: Any) -> dict[str, Any]:
     return spec
 
 
-def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[str] = ()) -> ExperimentResults:
-    """The results of ``experiment`` (a :class:`forestlab.experiment.Experiment`) from the store in
-    ``results_dir``, read only.
+def load_results(experiment: Experiment, results_dir: str | Path, *, metrics: Sequence[str] = ()) -> ExperimentResults:
+    """The results of ``experiment`` from the store in ``results_dir``, read only.
 
     The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment (its plan
     id); metrics named in ``metrics`` that a done run has not stored yet are computed from its stored outputs, in
     memory (``forestlab run`` stores them).
     """
-    from forestlab.evaluation import missing_metrics, outputs_metrics
-    from forestlab.store import Store
-
     results_dir = Path(results_dir)
     with Store(results_dir, readonly=True) as store:
         plan = store.plan(experiment.plan_id)
@@ -455,3 +453,11 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
 
     res.sibling_loader = sibling
     return res
+
+
+def measure_value(res: ExperimentResults, cell: Mapping[str, Any], dataset: str) -> float:
+    """A statistic over the set of runs of one cell (NaN with fewer than two runs)."""
+    runs = res.run_arrays(str(cell["algorithm"]), dataset)
+    if len(runs) < 2:
+        return float("nan")
+    return float(get_measure(str(cell["measure"])).func(runs))

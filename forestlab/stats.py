@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from forestlab.errors import ConfigError
+from forestlab.metrics import direction
 
 __all__ = ["ALPHA", "PairSummary", "TTest", "higher_is_better", "one_sample_t_test", "pair_table", "paired_t_test",
            "paired_values", "pairs_of", "wilcoxon_pvalue"]
@@ -116,8 +117,6 @@ def paired_values(res: Any, a: str, b: str, metric: str, dataset: str) -> tuple[
 def higher_is_better(metric: str) -> bool:
     """The direction of a stored metric name; a ConfigError when forestlab does not know it (a comparison would
     not know who wins)."""
-    from forestlab.metrics import direction
-
     better = direction(metric)
     if better is None:
         raise ConfigError(f"cannot say who wins on '{metric}': forestlab does not know whether higher is better "

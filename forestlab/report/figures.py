@@ -45,14 +45,16 @@ from typing import Any
 import numpy as np
 
 from forestlab.errors import ConfigError
-from forestlab.results import ExperimentResults
+from forestlab.metrics import ROC_GRID, _tpr_at, roc_curve
+from forestlab.metrics import roc_envelope as envelope
+from forestlab.report.compare import read_published
+from forestlab.results import ExperimentResults, measure_value
+from forestlab.stats import paired_values
 
 
 def _optimal_roc(ax: Any, res: ExperimentResults, dataset: str) -> None:
     """Draw the dataset's optimal ROC curve ROC* (solid red, as depecker2010 draws it) when its runs recorded one
     (a generated problem whose optimal ranking is known)."""
-    from forestlab.metrics import ROC_GRID
-
     info = res.datasets_info.get(dataset) or {}
     if info.get("roc_star_tpr"):
         ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), color="red", lw=1.2,
@@ -116,7 +118,6 @@ def roc_curves(res: ExperimentResults, spec: dict[str, Any]):
     """One panel per dataset: the ROC curve of each algorithm, from the stored test scores (vertical average)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import roc_curve
 
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -282,7 +283,6 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     import matplotlib.pyplot as plt
     from scipy import stats as st
 
-    from forestlab.stats import paired_values
 
     metric = str(spec.get("metric", "test_accuracy"))
     pairs = [dict(p) for p in spec["pairs"]]
@@ -290,8 +290,6 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     published: dict[str, float] = {}
     pub = spec.get("published")
     if pub and res.study:
-        from forestlab.report.compare import read_published
-
         table = read_published(res.study, str(pub["file"]))
         vals = {(r.dataset, r.algorithm): float(r.value) for r in table[table["metric"] == metric].itertuples()}
         published = {d: vals[(d, pub["a"])] - vals[(d, pub["b"])] for d in datasets
@@ -327,7 +325,6 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
     test ROC curves, and their mean (:func:`forestlab.metrics.roc_envelope`)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import roc_envelope as envelope
 
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -361,7 +358,6 @@ def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
     second axis, a statistic over its runs (a measure such as the instability) as a marker (depecker2010 Fig. 4.5)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.report.tables import measure_value
 
     metric, measure = str(spec.get("metric", "test_auc")), str(spec.get("measure", "instability"))
     algorithms = _algorithms(res, spec)
@@ -477,7 +473,6 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
     stored ``test_scores_by_depth``), beside ROC* (depecker2010 Figs 1.14c, 1.15c, 2.9c-2.11d)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import ROC_GRID, _tpr_at, roc_curve
 
     depth = int(spec.get("depth", 3))
     datasets = res.datasets
@@ -554,7 +549,6 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
     (depecker2010 Figs 4.4, 6.1)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import ROC_GRID
 
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     drawn = 0

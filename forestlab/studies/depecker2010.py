@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from forestlab.results import ExperimentResults
+from forestlab.results import ExperimentResults, measure_value
 from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, register, verdict
 
 CLAIMS: dict[str, ClaimFunction] = {}
@@ -52,8 +52,6 @@ def _auc_stds(res: ExperimentResults, algorithm: str) -> dict[str, float]:
 
 
 def _instability(res: ExperimentResults, algorithm: str) -> dict[str, float]:
-    from forestlab.report.tables import measure_value
-
     out = {}
     for dataset in res.datasets:
         value = measure_value(res, {"algorithm": algorithm, "measure": "instability"}, dataset)
@@ -220,8 +218,6 @@ def toys_pruning_near_best(res: ExperimentResults) -> ClaimResult:
 
 
 def _envelope(res: ExperimentResults, algorithm: str, dataset: str) -> float | None:
-    from forestlab.report.tables import measure_value
-
     value = measure_value(res, {"algorithm": algorithm, "measure": "roc_envelope_width"}, dataset)
     return value if np.isfinite(value) else None
 
