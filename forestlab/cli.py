@@ -27,7 +27,12 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from forestlab.errors import ForestlabError, StoreError, one_line
+from forestlab import __version__
+from forestlab.errors import ConfigError, ForestlabError, StoreError, one_line
+
+# The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
+# datasets, runner and report load numpy, pandas, scikit-learn and matplotlib, and `forestlab --help` or a mistyped
+# command needs none of them.
 
 # typer's (vendored) click exceptions, found through a public name so that this works across typer versions
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
@@ -67,8 +72,6 @@ app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_m
 
 def _print_version(value: bool) -> None:
     if value:
-        from forestlab import __version__
-
         typer.echo(__version__)
         raise typer.Exit(0)
 
@@ -485,7 +488,6 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 def _output(exp: Any, kind: str) -> Path:
     """Where a report's files go: ``paths.reports_dir`` (results/ by default); an unwritable one is an error that
     says how to write elsewhere."""
-    from forestlab.errors import StoreError
     from forestlab.report import output_dir
 
     folder = output_dir(exp, kind)
@@ -569,8 +571,6 @@ def _check_size(exp: Any) -> None:
     """Refuse, without --yes, a plan beyond the configured sanity bounds (a typo like seeds=10000 or
     n_estimators=100000 would otherwise fill the disk or the memory for hours). The size is computed, not planned,
     so the refusal comes in milliseconds whatever the size; ``--dry-run`` is held to the same bound."""
-    from forestlab.errors import ConfigError
-
     max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
     if max_runs is not None and exp.n_runs > int(max_runs):
         raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
@@ -600,8 +600,6 @@ def _check_read_size(exp: Any, store: Any) -> None:
     """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
     ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
     than report billions of pending runs. A plan that was run (with --yes) is read as usual."""
-    from forestlab.errors import ConfigError
-
     max_runs = exp.limits.get("max_runs")
     if max_runs is None or exp.n_runs <= int(max_runs) or exp.plan_id in set(store.plans(exp.name)["plan_id"]):
         return
@@ -787,8 +785,6 @@ def datasets_verify(
 @app.command()
 def version() -> None:
     """Print forestlab's version."""
-    from forestlab import __version__
-
     typer.echo(__version__)
 
 

@@ -23,6 +23,9 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
 
+# The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
+# scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
 

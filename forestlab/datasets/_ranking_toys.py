@@ -524,7 +524,7 @@ def _delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
 
 def _monte_carlo(problem: RankingToy, n_features: int, params: dict[str, Any], n_mc: int,
                  seed: int) -> OptimalROC:
-    from forestlab.metrics import roc_curve
+    from forestlab.metrics import roc_curve  # local: metrics loads scikit-learn, only the Monte Carlo path needs it
 
     X, y = problem.generator(n_mc, n_features, seed, **params)
     score = problem.llr(X, **params)
