@@ -22,13 +22,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from forestlab import __version__
 from forestlab.errors import ConfigError, ForestlabError, StoreError, one_line
+
+if TYPE_CHECKING:
+    from forestlab.experiment import Experiment
+    from forestlab.results import ExperimentResults
+    from forestlab.runner import RunSpec, Summary
+    from forestlab.store import Store
 
 # The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
 # datasets, runner and report load numpy, pandas, scikit-learn and matplotlib, and `forestlab --help` or a mistyped
@@ -237,11 +243,11 @@ class Progress:
     def __call__(self, kind: str, value: Any) -> None:
         getattr(self, f"on_{kind}")(value)
 
-    def on_skip(self, value: Any) -> None:
+    def on_skip(self, value: tuple[str, str, int]) -> None:
         dataset, message, n = value
         _err(f"{message} ({n} runs of '{dataset}' not started)")
 
-    def on_start(self, value: Any) -> None:
+    def on_start(self, value: tuple[Summary, int]) -> None:
         summary, todo = value
         self.total = todo
         self.t0 = time.perf_counter()
@@ -266,7 +272,7 @@ class Progress:
             self.bar.start()
             self.task = self.bar.add_task("runs", total=todo, failed=0)
 
-    def _line(self, spec: Any, rec: Any) -> str:
+    def _line(self, spec: RunSpec, rec: dict[str, Any]) -> str:
         fold = f" fold {spec.fold}" if spec.fold is not None else ""
         left = self.total - self.done - self.failed
         elapsed = time.perf_counter() - self.t0
@@ -276,7 +282,7 @@ class Progress:
                 f"rep {spec.repetition}{fold} ({rec['timings'].get('total', 0):.2f}s; {left} left, "
                 f"ETA {eta:.0f}s)")
 
-    def on_done(self, value: Any) -> None:
+    def on_done(self, value: tuple[RunSpec, dict[str, Any]]) -> None:
         spec, rec = value
         self.done += 1
         if self.bar is not None:
@@ -287,7 +293,7 @@ class Progress:
         else:
             file_log.info(self._line(spec, rec))
 
-    def on_failed(self, value: Any) -> None:
+    def on_failed(self, value: tuple[RunSpec, dict[str, Any]]) -> None:
         spec, rec = value
         self.failed += 1
         if self.bar is not None:
@@ -300,7 +306,7 @@ class Progress:
         else:
             _err(msg)
 
-    def on_end(self, summary: Any) -> None:
+    def on_end(self, summary: Summary) -> None:
         if self.bar is not None:
             self.bar.stop()
 
@@ -405,7 +411,7 @@ def run(
 _SINGLE_LINES = 12
 
 
-def _single_run_lines(store: Any, specs: Sequence[Any]) -> list[str]:
+def _single_run_lines(store: Store, specs: Sequence[RunSpec]) -> list[str]:
     """One line per done single run with its test metrics (its key's first characters to find it in the store),
     and their mean when there are several."""
     import math
@@ -485,7 +491,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
              f"{what}; `forestlab status` shows what is stored, `forestlab run experiment=NAME` runs one", err=True)
 
 
-def _output(exp: Any, kind: str) -> Path:
+def _output(exp: Experiment, kind: str) -> Path:
     """Where a report's files go: ``paths.reports_dir`` (results/ by default); an unwritable one is an error that
     says how to write elsewhere."""
     from forestlab.report import output_dir
@@ -567,7 +573,7 @@ def vars_of(spec: Any) -> dict[str, Any]:
             "fold": spec.fold}
 
 
-def _check_size(exp: Any) -> None:
+def _check_size(exp: Experiment) -> None:
     """Refuse, without --yes, a plan beyond the configured sanity bounds (a typo like seeds=10000 or
     n_estimators=100000 would otherwise fill the disk or the memory for hours). The size is computed, not planned,
     so the refusal comes in milliseconds whatever the size; ``--dry-run`` is held to the same bound."""
@@ -596,7 +602,7 @@ def _check_size(exp: Any) -> None:
                               f"limits.max_generated_values={rows * cols}")
 
 
-def _check_read_size(exp: Any, store: Any) -> None:
+def _check_read_size(exp: Experiment, store: Store) -> None:
     """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
     ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
     than report billions of pending runs. A plan that was run (with --yes) is read as usual."""
@@ -608,7 +614,7 @@ def _check_read_size(exp: Any, store: Any) -> None:
                       f"ones the runs were given), or raise the bound with limits.max_runs={exp.n_runs}")
 
 
-def _has_runs(res: Any, named: bool, run_command: str | None = None) -> bool:
+def _has_runs(res: ExperimentResults, named: bool, run_command: str | None = None) -> bool:
     """Whether an experiment has a recorded plan to report on; says so when it was named and has none."""
     if res.counts.get("planned"):
         return True
@@ -686,7 +692,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
         typer.echo(f"{r[0]:<{width}}  {r[1]:>7} {r[2]:>7} {r[3]:>7} {r[4]:>8} {r[5]:>7}")
 
 
-def _status_rows(store: Any, name: str, exp: Any | None, show_failed: bool) -> list[tuple[str, ...]]:
+def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: bool) -> list[tuple[str, ...]]:
     """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
     plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
     Stale: stored runs the experiment planned once but neither of these plans holds."""

@@ -20,7 +20,7 @@ import pandas as pd
 
 from forestlab.errors import ConfigError
 from forestlab.evaluation import missing_metrics, outputs_metrics
-from forestlab.experiment import Experiment
+from forestlab.experiment import AlgorithmSpec, Experiment
 from forestlab.metrics import direction, get_measure
 from forestlab.store import Store
 
@@ -377,6 +377,22 @@ def summarise(values: np.ndarray) -> tuple[float, float, int]:
     return float(v.mean()), std, int(v.size)
 
 
+@dataclass(frozen=True)
+class StoredPlan:
+    """Another experiment's plan as the store recorded it (its id, and the settings it was found by), read as a
+    sibling of the experiment a claim judges: no config is composed for it, so it has no spec or algorithms."""
+
+    plan_id: str
+    name: str
+    study: str | None
+    smoke: bool
+    seed: int
+    seeds: int
+    limits: Mapping[str, Any]
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    algorithms: tuple[AlgorithmSpec, ...] = ()
+
+
 def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     """One column per stored value: the chosen hyperparameters (numbers only), then the metrics (which win a
     name clash)."""
@@ -388,17 +404,18 @@ def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, index=records.index)
 
 
-def _report_spec(experiment: Any) -> dict[str, Any]:
+def _report_spec(experiment: Experiment | StoredPlan) -> dict[str, Any]:
     """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
     them optimistic)."""
     spec = dict(experiment.spec)
-    spec["optimistic_algorithms"] = [a.name for a in getattr(experiment, "algorithms", ())
+    spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
                                      if a.selection.get("kind") == "test"] + \
         [str(c["name"]) for c in spec.get("choices") or []]  # chosen after the fact on the test folds
     return spec
 
 
-def load_results(experiment: Experiment, results_dir: str | Path, *, metrics: Sequence[str] = ()) -> ExperimentResults:
+def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *,
+                 metrics: Sequence[str] = ()) -> ExperimentResults:
     """The results of ``experiment`` from the store in ``results_dir``, read only.
 
     The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment (its plan
@@ -446,10 +463,9 @@ def load_results(experiment: Experiment, results_dir: str | Path, *, metrics: Se
                                         limits=experiment.limits)
         if plan_id is None:
             return None
-        stub = type("StoredPlan", (), {"plan_id": plan_id, "name": name, "study": experiment.study, "spec": {},
-                                       "smoke": experiment.smoke, "seed": experiment.seed,
-                                       "seeds": experiment.seeds, "limits": experiment.limits})()
-        return load_results(stub, results_dir, metrics=metrics)
+        stored = StoredPlan(plan_id=plan_id, name=name, study=experiment.study, smoke=experiment.smoke,
+                            seed=experiment.seed, seeds=experiment.seeds, limits=experiment.limits)
+        return load_results(stored, results_dir, metrics=metrics)
 
     res.sibling_loader = sibling
     return res

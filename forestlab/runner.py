@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from omegaconf import DictConfig
 
 from forestlab import __version__
 from forestlab.config import validate
@@ -93,7 +94,7 @@ def _hash(blob: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def plan(experiment: Experiment | Any) -> list[RunSpec]:
+def plan(experiment: Experiment | DictConfig) -> list[RunSpec]:
     """Expand the experiment into run specs, in a deterministic order (dataset, algorithm, repetition, fold).
 
     ``experiment`` is an :class:`~forestlab.experiment.Experiment`; a composed config is resolved first.

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 from forestlab.config import PROJECT_DIR
-from forestlab.experiment import content_hash
+from forestlab.experiment import Experiment, content_hash
+from forestlab.results import ExperimentResults
 from forestlab.store import Store
 
 # The distributions whose versions decide or draw the numbers (PyPI names).
@@ -62,7 +62,7 @@ def machine() -> str:
     return f"{socket.gethostname()}: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs"
 
 
-def config_hash(experiment: Any) -> str:
+def config_hash(experiment: Experiment) -> str:
     """SHA-256 (24 hex) of the experiment's composed config, without :data:`NOT_HASHED` (where files go, how many
     workers): equal hashes, equal configs."""
     from omegaconf import OmegaConf
@@ -100,7 +100,7 @@ class RunsProvenance:
         return first if first == last else f"{first} to {last}"
 
 
-def runs_provenance(res: Any, plan_id: str) -> RunsProvenance:
+def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
     """Counts, dates, hosts and versions of the stored runs of ``res``, the results of plan ``plan_id``."""
     keys = res.planned["key"].tolist()
     counts = dict(res.counts) or {"planned": 0, "done": 0, "failed": 0, "pending": 0}

@@ -28,7 +28,7 @@ import re
 import shlex
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ import pandas as pd
 from forestlab import __version__
 from forestlab.config import conf_dir, experiments_dir, list_options, load_experiment, resolve_path
 from forestlab.errors import ConfigError, ForestlabError, StoreError
+from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
 from forestlab.report import experiment_results, output_dir, readme
 from forestlab.report import provenance as prov
@@ -118,8 +119,8 @@ class Agreement:
 class FriedmanView:
     """One Friedman/Nemenyi comparison of a table: its result and diagram, or why there is none."""
 
-    comparison: Any
-    result: Any = None  # FriedmanResult or None
+    comparison: cdm.Comparison
+    result: cdm.FriedmanResult | None = None
     image: str | None = None  # path relative to the site root
     reason: str = ""
 
@@ -176,7 +177,7 @@ class ClaimView:
 class ExperimentView:
     """Everything the report shows about one experiment, with the results it was read from."""
 
-    exp: Any
+    exp: Experiment
     res: ExperimentResults
     overrides: list[str]
     runs: prov.RunsProvenance
@@ -394,7 +395,7 @@ def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str)
             fv.reason = _error_text(exc)
 
 
-def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
+def _figure_view(exp: Experiment, res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
                  study_readme: Path | None) -> FigureView:
     name = str(spec["name"])
     src = output_dir(exp, "figures")
@@ -445,7 +446,7 @@ def _claims(view: ExperimentView) -> None:
         view.claims = [ClaimView(n, "NOT TESTED", evidence="could not be judged (see above)") for n in names]
 
 
-def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
+def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
                     shared: dict[str, dict[Any, Any]] | None = None) -> ExperimentView:
     """Everything the report shows about one experiment (its tables' CD diagrams and its figures are written
     under ``site``). ``shared`` holds what the experiments of one report read alike: stored arrays by run key (a
@@ -477,7 +478,8 @@ def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
     return view
 
 
-def _shared_siblings(loader: Any, cache: dict[Any, Any], exp: Any) -> Any:
+def _shared_siblings(loader: Callable[[str], ExperimentResults | None] | None, cache: dict[Any, Any],
+                     exp: Experiment) -> Callable[[str], ExperimentResults | None] | None:
     """``loader`` (an experiment name -> its results, as ``exp``'s seeds, smoke flag and limits find them)
     answering from ``cache`` what another experiment of the report already loaded the same way."""
     import json
@@ -495,7 +497,7 @@ def _shared_siblings(loader: Any, cache: dict[Any, Any], exp: Any) -> Any:
     return load
 
 
-def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
+def _other_plans(res: ExperimentResults, exp: Experiment) -> list[str]:
     """The configurations of this experiment that the store has runs for (newest first), as the overrides that
     differ from the report's (seeds, smoke, limits): what to give the report to see them."""
     if res.results_dir is None:
@@ -971,7 +973,7 @@ def _footer(generated: float, overrides: Sequence[str], views: Iterable[Experime
 # ---------------------------------------------------------------------------------------------------------------
 # Building the site
 # ---------------------------------------------------------------------------------------------------------------
-def site_dir(experiment: Any) -> Path:
+def site_dir(experiment: Experiment) -> Path:
     """``<reports_dir>/report`` (``report-smoke`` for smoke runs), ``reports_dir`` defaulting to the results
     folder."""
     root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
