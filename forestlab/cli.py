@@ -567,7 +567,7 @@ def report(overrides: Overrides = None) -> None:
     typer.echo(str(index))
 
 
-def vars_of(spec: Any) -> dict[str, Any]:
+def vars_of(spec: RunSpec) -> dict[str, Any]:
     """What the store keeps of a planned run."""
     return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,
             "fold": spec.fold}

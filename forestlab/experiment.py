@@ -25,8 +25,6 @@ from typing import Any
 
 # Dataset config keys that document but do not change the data.
 COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
-# Algorithm config keys that document but do not change the learner.
-COSMETIC_ALGORITHM_KEYS = ("description", "notes")
 
 
 def content_hash(value: Any, length: int = 32) -> str:

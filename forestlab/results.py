@@ -66,7 +66,6 @@ class ExperimentResults:
     seed: int = 0
     seeds: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # done / failed / pending among the planned runs
-    last_finished: float | None = None
     left_out: tuple[str, ...] = ()
     arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
@@ -454,7 +453,6 @@ def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *
         name=experiment.name, study=experiment.study, spec=_report_spec(experiment), planned=planned[ID_COLUMNS],
         runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
         seed=experiment.seed, seeds=experiment.seeds, counts=counts,
-        last_finished=float(records["finished_at"].max()) if len(records) else None,
         arrays_loader=load).with_choices(list(experiment.spec.get("choices") or []))
 
     def sibling(name: str) -> ExperimentResults | None:

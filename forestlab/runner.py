@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 import logging
 import os
@@ -704,12 +703,6 @@ def _probe_scheduler(address: str) -> None:
         host, port = parse_host_port(location)
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
         socket.create_connection((host, port), timeout=timeout).close()
-
-
-def chunked(iterable: Iterable[Any], size: int) -> Iterable[list[Any]]:
-    it = iter(iterable)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
 
 
 def is_terminal() -> bool:

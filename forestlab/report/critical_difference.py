@@ -148,7 +148,6 @@ def friedman_nemenyi(scores: pd.DataFrame, metric: str, *, alpha: float = 0.05) 
     algorithms)."""
     import scikit_posthocs as sp
 
-
     up = higher_is_better(metric)
     complete = scores.dropna(axis=0, how="any")
     dropped = tuple(str(d) for d in scores.index if d not in complete.index)

@@ -3,7 +3,6 @@
 Kinds (``experiment.figures[i].kind``):
 
 - ``error_curves``: one panel per dataset, several named curves of one algorithm against the number of trees;
-- ``roc``: one panel per dataset, the ROC curve of each algorithm;
 - ``curves_by_algorithm``: one panel per dataset, one curve (e.g. ``test_error``) of several algorithms against the
   number of trees (bagging vs forest vs boosting on one dataset, say);
 - ``importance``: one row per dataset and one panel per importance measure, bars of the mean importance per
@@ -112,38 +111,6 @@ def error_curves(res: ExperimentResults, spec: dict[str, Any]):
         if n_runs:
             ax.legend(fontsize=8)
     return _finish(fig, axes, len(datasets), spec)
-
-
-def roc_curves(res: ExperimentResults, spec: dict[str, Any]):
-    """One panel per dataset: the ROC curve of each algorithm, from the stored test scores (vertical average)."""
-    import matplotlib.pyplot as plt
-
-
-    datasets = res.datasets
-    nrows, ncols = _grid(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.6 * nrows), squeeze=False)
-    grid = np.linspace(0, 1, 201)
-    for ax, dataset in zip(axes.flat, datasets, strict=False):
-        for algorithm in spec.get("algorithms", res.algorithms):
-            keys = res.runs[(res.runs["algorithm"] == algorithm) & (res.runs["dataset"] == dataset)]["key"]
-            tprs = []
-            for key in keys:
-                arr = res.arrays(key)
-                if "test_scores" in arr and "y_test" in arr:
-                    fpr, tpr = roc_curve(arr["y_test"], arr["test_scores"])
-                    tprs.append(np.interp(grid, fpr, tpr))
-            if tprs:
-                ax.plot(grid, np.mean(tprs, axis=0), label=f"{algorithm} ({len(tprs)})", lw=1.4)
-        _optimal_roc(ax, res, dataset)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set_title(dataset, fontsize=10)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
-        ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    return fig
 
 
 def _n_trees_axis(res: ExperimentResults, algorithm: str, dataset: str, length: int) -> np.ndarray:
@@ -283,7 +250,6 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     import matplotlib.pyplot as plt
     from scipy import stats as st
 
-
     metric = str(spec.get("metric", "test_accuracy"))
     pairs = [dict(p) for p in spec["pairs"]]
     datasets = res.datasets
@@ -325,7 +291,6 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
     test ROC curves, and their mean (:func:`forestlab.metrics.roc_envelope`)."""
     import matplotlib.pyplot as plt
 
-
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
@@ -357,7 +322,6 @@ def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
     """One panel per dataset: for each algorithm a bar of a metric's mean (± one std over the runs) and, on a
     second axis, a statistic over its runs (a measure such as the instability) as a marker (depecker2010 Fig. 4.5)."""
     import matplotlib.pyplot as plt
-
 
     metric, measure = str(spec.get("metric", "test_auc")), str(spec.get("measure", "instability"))
     algorithms = _algorithms(res, spec)
@@ -473,7 +437,6 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
     stored ``test_scores_by_depth``), beside ROC* (depecker2010 Figs 1.14c, 1.15c, 2.9c-2.11d)."""
     import matplotlib.pyplot as plt
 
-
     depth = int(spec.get("depth", 3))
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -548,7 +511,6 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
     """One panel: the optimal ROC curve ROC* of each generated dataset of the experiment, as its runs recorded it
     (depecker2010 Figs 4.4, 6.1)."""
     import matplotlib.pyplot as plt
-
 
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     drawn = 0
@@ -647,7 +609,7 @@ def _nothing_to_draw(res: ExperimentResults, spec: dict[str, Any]):
     return fig
 
 
-KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
+KINDS = {"error_curves": error_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
          "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
          "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d,

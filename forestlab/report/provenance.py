@@ -67,7 +67,6 @@ def config_hash(experiment: Experiment) -> str:
     workers): equal hashes, equal configs."""
     from omegaconf import OmegaConf
 
-
     cfg = experiment.cfg
     if cfg is None:
         return "unknown"

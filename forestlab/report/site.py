@@ -994,7 +994,6 @@ def _declared_study(name: str) -> str | None:
     """The ``experiment.study`` an experiment's own YAML file declares (None when it does not, or is unreadable)."""
     import yaml
 
-
     try:
         data = yaml.safe_load((conf_dir() / "experiment" / f"{name}.yaml").read_text(encoding="utf-8"))
         study = ((data or {}).get("experiment") or {}).get("study")
