@@ -217,8 +217,7 @@ def check_sizes(protocol: Mapping, ds_cfg: Mapping, name: str, *, n: int,
                               f"fewer than the folds of stratified k-fold; lower protocol.n_folds to at most "
                               f"{min(class_counts)}")
         return
-    n_train = _count(proto.get("train_size"), n)
-    n_test = _count(proto.get("test_size"), n)
+    n_train, n_test = _counts(proto, n)
     if n_train is None:
         return
     sizes = f"protocol.train_size={proto.get('train_size')}, protocol.test_size={proto.get('test_size')}"
@@ -240,11 +239,15 @@ def training_size(protocol: Mapping, ds_cfg: Mapping, n: int) -> int:
         return n - n // k
     if proto["kind"] == "resample":
         return n
-    n_train = _count(proto.get("train_size"), n)
-    n_test = _count(proto.get("test_size"), n)
+    n_train, n_test = _counts(proto, n)
     if n_train is None:
         return n - (n_test or 0)
     return n_train
+
+
+def _counts(protocol: Mapping, n: int) -> tuple[int | None, int | None]:
+    """A holdout's ``train_size`` and ``test_size`` as numbers of points out of ``n`` (None where unset)."""
+    return _count(protocol.get("train_size"), n), _count(protocol.get("test_size"), n)
 
 
 def _count(size: int | float | None, n: int) -> int | None:
@@ -275,8 +278,7 @@ def make_split(protocol: Mapping, y: np.ndarray, *, base_seed: int, dataset: str
     if kind == "holdout":
         rep = repetition if protocol.get("resplit", True) else 0
         rng = np.random.default_rng(derive_seed("split", base_seed, dataset, rep))
-        n_train = _count(protocol.get("train_size"), n)
-        n_test = _count(protocol.get("test_size"), n)
+        n_train, n_test = _counts(protocol, n)
         if n_test is None:
             n_test = n - n_train
         if n_train < 2 or n_test < 1 or n_train + n_test > n:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from forestlab.errors import ConfigError
-from forestlab.evaluation import missing_metrics, outputs_metrics
+from forestlab.evaluation import backfill
 from forestlab.experiment import AlgorithmSpec, Experiment
 from forestlab.metrics import direction, get_measure
 from forestlab.store import Store
@@ -441,9 +441,8 @@ def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *
 
     if metrics and len(done):
         for i, row in done.iterrows():
-            names = missing_metrics(metrics, row["metrics"] or {}, row["arrays"] or [])
-            if names:
-                new = outputs_metrics(names, load(row["key"]))
+            new = backfill(metrics, row["metrics"], row["arrays"], lambda key=row["key"]: load(key))
+            if new:
                 done.at[i, "metrics"] = {**(row["metrics"] or {}), **new}
     # the plan's rows (plan order, its labels) of the done runs, with their values joined by key
     values = _value_frame(done).set_index(done["key"]) if len(done) else pd.DataFrame()

@@ -46,7 +46,7 @@ from forestlab.datasets._generators import _RESERVED
 from forestlab.datasets._load import processed_ready
 from forestlab.datasets._ranking_toys import OPTIMAL, level_sets, optimal_roc_for
 from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
-from forestlab.evaluation import missing_metrics, outputs_metrics
+from forestlab.evaluation import backfill, outputs_metrics
 from forestlab.experiment import Experiment, content_hash, protocol_for
 from forestlab.learners import check_params_for_data, get_entry, run_report, shared_tree_predictions
 from forestlab.learners._cache import FitCache
@@ -530,11 +530,8 @@ def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
     records = store.records(list(by_key))
     updated = 0
     for row in records[records["status"] == "done"].itertuples():
-        wanted = by_key[row.key].payload["metrics"]
-        names = missing_metrics(wanted, row.metrics or {}, row.arrays or [])
-        if not names:
-            continue
-        new = outputs_metrics(names, store.load_arrays(row.key))
+        new = backfill(by_key[row.key].payload["metrics"], row.metrics, row.arrays,
+                       lambda key=row.key: store.load_arrays(key))
         if new:
             store.update_metrics(row.key, {**(row.metrics or {}), **new})
             updated += 1

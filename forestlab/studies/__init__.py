@@ -36,8 +36,8 @@ from forestlab.results import ExperimentResults
 from forestlab.store import Store
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
-           "Judgement", "Study", "claim_registrar", "find_claim", "finite_values", "get_study", "judge", "judge_all",
-           "judge_all_cached", "mean_curve", "register", "too_little", "verdict"]
+           "Judgement", "Study", "claim_registrar", "dataset_means", "find_claim", "finite_values", "get_study",
+           "judge", "judge_all", "judge_all_cached", "mean_curve", "register", "too_little", "verdict"]
 
 PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
 
@@ -343,6 +343,12 @@ def finite_values(res: ExperimentResults, algorithm: str, metric: str) -> dict[s
         if v.size:
             out[dataset] = v
     return out
+
+
+def dataset_means(res: ExperimentResults, algorithm: str, metric: str) -> dict[str, float]:
+    """Per dataset (plan order; datasets without a finite value left out), the mean of one algorithm's metric over
+    its runs."""
+    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, metric).items()}
 
 
 def mean_curve(res: ExperimentResults, algorithm: str, name: str, dataset: str) -> np.ndarray:
