@@ -28,6 +28,7 @@ import typer
 from typer.core import TyperGroup
 
 from forestlab import __version__
+from forestlab._values import is_int, is_number
 from forestlab.errors import ConfigError, ForestlabError, StoreError, one_line
 
 if TYPE_CHECKING:
@@ -425,8 +426,7 @@ def _single_run_lines(store: Store, specs: Sequence[RunSpec]) -> list[str]:
     rows: list[dict[str, float]] = []
     lines: list[str] = []
     for r in records.itertuples():
-        test = {k: v for k, v in sorted((r.metrics or {}).items()) if k.startswith("test_")
-                and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        test = {k: v for k, v in sorted((r.metrics or {}).items()) if k.startswith("test_") and is_number(v)}
         rows.append(test)
         fold = "" if r.fold is None or (isinstance(r.fold, float) and math.isnan(r.fold)) else f" fold {int(r.fold)}"
         if len(lines) < _SINGLE_LINES:
@@ -584,7 +584,7 @@ def _check_size(exp: Experiment) -> None:
                           f"limits.max_runs={exp.n_runs}")
     for alg in exp.algorithms:
         counts = [alg.params.get("n_estimators"), *(alg.grid.get("n_estimators") or [])]
-        trees = max((t for t in counts if isinstance(t, int) and not isinstance(t, bool)), default=None)
+        trees = max((t for t in counts if is_int(t)), default=None)
         if max_trees is not None and trees is not None and trees > int(max_trees):
             raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
                               f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "

@@ -20,6 +20,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
 
@@ -342,7 +343,7 @@ def _compose_unchecked(overrides: Sequence[str]) -> DictConfig:
 
 
 def _require_int(value: Any, name: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise ConfigError(f"{name} must be an integer, got {value!r}")
     if minimum is not None and value < minimum:
         raise ConfigError(f"{name} must be >= {minimum}, got {value}")
@@ -531,7 +532,7 @@ def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) 
             if isinstance(entry, dict) and entry.get("name") is not None:
                 _require_relative(entry.get("name"), f"dataset '{name}': source.files[{i}].name")
     shape = ds_cfg.get("shape")
-    if not (isinstance(shape, list) and shape and isinstance(shape[0], int) and not isinstance(shape[0], bool)):
+    if not (isinstance(shape, list) and shape and is_int(shape[0])):
         return
     from forestlab.protocols import check_sizes
 
@@ -618,12 +619,6 @@ def _node(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
     return _plain(load_group_option(group, name))
 
 
-def _as_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    return [str(v) for v in (value or [])]
-
-
 def _with_fingerprint(ds_cfg: dict[str, Any], cfg: DictConfig) -> dict[str, Any]:
     """A user's file (``source.kind: file``) without ``source.sha256`` is the same dataset only while its content
     is: its SHA-256 joins the config as ``source.content_sha256`` (and so every run key and the plan id), and the
@@ -642,7 +637,7 @@ def resolve(cfg: DictConfig) -> Experiment:
     from forestlab.selection import selection_spec  # local: selection loads the learners and scikit-learn
     exp = cfg.experiment
     limits = dict(_plain(cfg.get("limits")) or {})
-    dataset_names = _as_list(exp.get("datasets"))
+    dataset_names = as_list(exp.get("datasets"))
     notes: list[str] = []
     if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
         notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
@@ -662,7 +657,7 @@ def resolve(cfg: DictConfig) -> Experiment:
     datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
                      for name in dataset_names)
     algorithms = []
-    for name in _as_list(exp.get("algorithms")):
+    for name in as_list(exp.get("algorithms")):
         alg = _node(cfg, "algorithm", name)
         params = dict(alg.get("params") or {})
         # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
@@ -683,7 +678,7 @@ def resolve(cfg: DictConfig) -> Experiment:
     return Experiment(
         name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
-        seeds=int(cfg.seeds), metrics=tuple(_as_list(cfg.get("metrics"))), spec=spec,
+        seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
         paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
         smoke=bool(cfg.get("smoke", False)), notes=tuple(notes))
 
@@ -780,7 +775,7 @@ def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
     for alg in experiment.algorithms:
         for key, value in {**alg.params, **{f"grid.{k}": v for k, vs in alg.grid.items()
                                             for v in (vs if isinstance(vs, list) else [vs])}}.items():
-            if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_INT:
+            if is_int(value) and value > _MAX_INT:
                 raise ConfigError(f"algorithm '{alg.name}': {key}={value} is too large for this platform "
                                   f"(at most {_MAX_INT})")
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from forestlab._values import is_int
 from forestlab.datasets._synthetic import sample_synthetic
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.seeds import derive_seed
@@ -57,13 +58,9 @@ def protocol_kinds() -> tuple[str, ...]:
     return PROTOCOL_KINDS
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_int(protocol: Mapping, key: str, minimum: int) -> None:
     value = protocol.get(key)
-    if not _is_int(value):
+    if not is_int(value):
         raise ConfigError(f"protocol.{key} must be an integer >= {minimum} for kind {protocol['kind']}, "
                           f"got {value!r}")
     if value < minimum:
@@ -77,7 +74,7 @@ def _check_size(protocol: Mapping, key: str, allow_none: bool) -> None:
         if allow_none:
             return
         raise ConfigError(f"protocol.{key} must be set (an integer number of points or a fraction in (0, 1))")
-    if _is_int(value):
+    if is_int(value):
         if value < 1:
             raise ConfigError(f"protocol.{key} must be >= 1, got {value}")
         return

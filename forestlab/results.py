@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from forestlab._values import is_number
 from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import AlgorithmSpec, Experiment
@@ -398,7 +399,7 @@ def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for sel, met in zip(records["selected"], records["metrics"], strict=True):
         numbers = {k: float(v) for k, v in (sel or {}).items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                   if is_number(v)}
         rows.append({**numbers, **(met or {})})
     return pd.DataFrame(rows, index=records.index)
 

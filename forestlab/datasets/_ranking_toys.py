@@ -60,6 +60,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from forestlab._values import is_number
 from forestlab.datasets._generators import _RESERVED, register_generator
 from forestlab.errors import DatasetError
 
@@ -217,7 +218,7 @@ def gauss_quad2d(n_samples: int = DEFAULT_N_SAMPLES, n_features: int = 2,
 def _shift_params(n_features: int, delta: Any, log10_sigma2: Any, shift: Any) -> tuple[np.ndarray, float]:
     """(the unit direction v, sigma) of gauss_shift, checked."""
     for key, value in (("delta", delta), ("log10_sigma2", log10_sigma2)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not is_number(value) or not math.isfinite(value):
             raise DatasetError(f"the gauss_shift generator: `source.{key}` must be a number, got {value!r}")
     if delta < 0:
         raise DatasetError(f"the gauss_shift generator: `source.delta` must be >= 0, got {delta!r}")

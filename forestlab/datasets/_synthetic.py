@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from forestlab._values import is_int
 from forestlab.datasets._base import Dataset, check_shape, make_dataset
 from forestlab.datasets._generators import _RESERVED, GENERATORS, Generator, register_generator
 from forestlab.errors import DatasetError
@@ -65,7 +66,7 @@ def _generate(kind: str, n_samples: int, n_features: int, random_state: int | np
 
 def _int(source: Mapping[str, Any], key: str, default: int, name: str, minimum: int) -> int:
     value = source.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise DatasetError(f"dataset '{name}': `source.{key}` must be an integer >= {minimum}, got {value!r}")
     return value
 
@@ -125,7 +126,7 @@ def sample_synthetic(ds_cfg: Mapping[str, Any], n: int, seed: int) -> tuple[np.n
     if source.get("kind") != "synthetic":
         raise DatasetError(f"dataset '{name}' is not generated (source.kind={source.get('kind')!r}, not synthetic)")
     generator = _generator(ds_cfg, name)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+    if not is_int(n) or n < 0:
         raise DatasetError(f"dataset '{name}': cannot draw {n!r} points from {generator}")
     d = _int(source, "n_features", DEFAULT_N_FEATURES, name, 1)
     func = GENERATORS[generator]

@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from forestlab._values import as_list
 from forestlab.results import ExperimentResults, cell_label, measure_value, summarise
 from forestlab.stats import higher_is_better, paired_t_test, paired_values
 
@@ -102,14 +103,10 @@ def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) 
             out[header] = [v + m for v, m in zip(out[header], marks, strict=True)]
             if cell.get("show_p"):
                 out[f"p ({header} vs {cell['vs']})"] = ["—" if p != p else f"{p:.3g}" for p in table[p_col]]
-    for metric in _as_list(spec.get("mark_best")):
+    for metric in as_list(spec.get("mark_best")):
         _mark_best(spec, table, out, metric, headers)
     out["runs"] = table["runs"]
     return out
-
-
-def _as_list(value: Any) -> list[str]:
-    return [value] if isinstance(value, str) else [str(v) for v in value or []]
 
 
 def _mark_best(spec: dict[str, Any], table: pd.DataFrame, out: pd.DataFrame, metric: str,
@@ -170,7 +167,7 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
         if any(c.get("vs") for c in spec["cells"]):
             note += (f"; * = significant difference (paired two-sided t-test over the splits, "
                      f"alpha = {float(spec.get('alpha', 0.05)):g}) from the algorithm named in the cell's `vs`")
-        for metric in _as_list(spec.get("mark_best")):
+        for metric in as_list(spec.get("mark_best")):
             note += f"; ▸ = best {metric} of the row ({'higher' if higher_is_better(metric) else 'lower'} is better)"
         if any(str(c["algorithm"]) in optimistic_algorithms(res) for c in spec["cells"]):
             note += ("; OPTIMISTIC cells chose their hyperparameters on the test set, as the study did: they "
