@@ -113,6 +113,20 @@ def error_curves(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
+def _roc_frame(ax: Any) -> None:
+    """The chance diagonal and the axis labels of a ROC panel."""
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+
+
+def _roc_panel(ax: Any, res: ExperimentResults, dataset: str, drawn: int) -> None:
+    """A dataset's ROC panel around its curves: ROC* where known, the diagonal, the title and the labels."""
+    _optimal_roc(ax, res, dataset)
+    _roc_frame(ax)
+    ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
+
+
 def _n_trees_axis(res: ExperimentResults, algorithm: str, dataset: str, length: int) -> np.ndarray:
     x = res.curve(algorithm, "n_trees", dataset)
     return x[0, :length] if x.size and x.shape[1] >= length else np.arange(1, length + 1)
@@ -304,11 +318,7 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
             (line,) = ax.plot(grid, mean, lw=1.4, label=f"{algorithm} ({len(runs)} runs)")
             ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
             drawn += 1
-        _optimal_roc(ax, res, dataset)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
+        _roc_panel(ax, res, dataset, drawn)
         if drawn:
             ax.legend(fontsize=8)
     return _finish(fig, axes, len(datasets), spec)
@@ -457,11 +467,7 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
                 ax.plot(ROC_GRID, np.mean(tprs, axis=0), styles[k % len(styles)], lw=1.5,
                         label=f"{algorithm}, D={depth} ({len(tprs)} runs)")
                 drawn += 1
-        _optimal_roc(ax, res, dataset)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
+        _roc_panel(ax, res, dataset, drawn)
         ax.legend(fontsize=7, loc="lower right")
     return _finish(fig, axes, len(datasets), spec)
 
@@ -520,9 +526,7 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
             ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), lw=1.5,
                     label=f"{dataset} (AUC* {float(info['auc_star']):.3f})")
             drawn += 1
-    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("false positive rate")
-    ax.set_ylabel("true positive rate")
+    _roc_frame(ax)
     ax.set_title("ROC*" if drawn else "ROC* [no runs of a generated problem yet]", fontsize=10)
     if drawn:
         ax.legend(fontsize=8, loc="lower right")
