@@ -22,12 +22,24 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from forestlab.errors import ForestlabError, StoreError, one_line
+from forestlab import __version__
+from forestlab._values import is_int, is_number
+from forestlab.errors import ConfigError, ForestlabError, StoreError, one_line
+
+if TYPE_CHECKING:
+    from forestlab.experiment import Experiment
+    from forestlab.results import ExperimentResults
+    from forestlab.runner import RunSpec, Summary
+    from forestlab.store import Store
+
+# The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
+# datasets, runner and report load numpy, pandas, scikit-learn and matplotlib, and `forestlab --help` or a mistyped
+# command needs none of them.
 
 # typer's (vendored) click exceptions, found through a public name so that this works across typer versions
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
@@ -67,8 +79,6 @@ app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_m
 
 def _print_version(value: bool) -> None:
     if value:
-        from forestlab import __version__
-
         typer.echo(__version__)
         raise typer.Exit(0)
 
@@ -234,11 +244,11 @@ class Progress:
     def __call__(self, kind: str, value: Any) -> None:
         getattr(self, f"on_{kind}")(value)
 
-    def on_skip(self, value: Any) -> None:
+    def on_skip(self, value: tuple[str, str, int]) -> None:
         dataset, message, n = value
         _err(f"{message} ({n} runs of '{dataset}' not started)")
 
-    def on_start(self, value: Any) -> None:
+    def on_start(self, value: tuple[Summary, int]) -> None:
         summary, todo = value
         self.total = todo
         self.t0 = time.perf_counter()
@@ -263,7 +273,7 @@ class Progress:
             self.bar.start()
             self.task = self.bar.add_task("runs", total=todo, failed=0)
 
-    def _line(self, spec: Any, rec: Any) -> str:
+    def _line(self, spec: RunSpec, rec: dict[str, Any]) -> str:
         fold = f" fold {spec.fold}" if spec.fold is not None else ""
         left = self.total - self.done - self.failed
         elapsed = time.perf_counter() - self.t0
@@ -273,7 +283,7 @@ class Progress:
                 f"rep {spec.repetition}{fold} ({rec['timings'].get('total', 0):.2f}s; {left} left, "
                 f"ETA {eta:.0f}s)")
 
-    def on_done(self, value: Any) -> None:
+    def on_done(self, value: tuple[RunSpec, dict[str, Any]]) -> None:
         spec, rec = value
         self.done += 1
         if self.bar is not None:
@@ -284,7 +294,7 @@ class Progress:
         else:
             file_log.info(self._line(spec, rec))
 
-    def on_failed(self, value: Any) -> None:
+    def on_failed(self, value: tuple[RunSpec, dict[str, Any]]) -> None:
         spec, rec = value
         self.failed += 1
         if self.bar is not None:
@@ -297,7 +307,7 @@ class Progress:
         else:
             _err(msg)
 
-    def on_end(self, summary: Any) -> None:
+    def on_end(self, summary: Summary) -> None:
         if self.bar is not None:
             self.bar.stop()
 
@@ -402,7 +412,7 @@ def run(
 _SINGLE_LINES = 12
 
 
-def _single_run_lines(store: Any, specs: Sequence[Any]) -> list[str]:
+def _single_run_lines(store: Store, specs: Sequence[RunSpec]) -> list[str]:
     """One line per done single run with its test metrics (its key's first characters to find it in the store),
     and their mean when there are several."""
     import math
@@ -416,8 +426,7 @@ def _single_run_lines(store: Any, specs: Sequence[Any]) -> list[str]:
     rows: list[dict[str, float]] = []
     lines: list[str] = []
     for r in records.itertuples():
-        test = {k: v for k, v in sorted((r.metrics or {}).items()) if k.startswith("test_")
-                and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        test = {k: v for k, v in sorted((r.metrics or {}).items()) if k.startswith("test_") and is_number(v)}
         rows.append(test)
         fold = "" if r.fold is None or (isinstance(r.fold, float) and math.isnan(r.fold)) else f" fold {int(r.fold)}"
         if len(lines) < _SINGLE_LINES:
@@ -482,10 +491,9 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
              f"{what}; `forestlab status` shows what is stored, `forestlab run experiment=NAME` runs one", err=True)
 
 
-def _output(exp: Any, kind: str) -> Path:
+def _output(exp: Experiment, kind: str) -> Path:
     """Where a report's files go: ``paths.reports_dir`` (results/ by default); an unwritable one is an error that
     says how to write elsewhere."""
-    from forestlab.errors import StoreError
     from forestlab.report import output_dir
 
     folder = output_dir(exp, kind)
@@ -567,18 +575,16 @@ def report(overrides: Overrides = None) -> None:
     typer.echo(str(index))
 
 
-def vars_of(spec: Any) -> dict[str, Any]:
+def vars_of(spec: RunSpec) -> dict[str, Any]:
     """What the store keeps of a planned run."""
     return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,
             "fold": spec.fold}
 
 
-def _check_size(exp: Any) -> None:
+def _check_size(exp: Experiment) -> None:
     """Refuse, without --yes, a plan beyond the configured sanity bounds (a typo like seeds=10000 or
     n_estimators=100000 would otherwise fill the disk or the memory for hours). The size is computed, not planned,
     so the refusal comes in milliseconds whatever the size; ``--dry-run`` is held to the same bound."""
-    from forestlab.errors import ConfigError
-
     max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
     if max_runs is not None and exp.n_runs > int(max_runs):
         raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
@@ -586,7 +592,7 @@ def _check_size(exp: Any) -> None:
                           f"limits.max_runs={exp.n_runs}")
     for alg in exp.algorithms:
         counts = [alg.params.get("n_estimators"), *(alg.grid.get("n_estimators") or [])]
-        trees = max((t for t in counts if isinstance(t, int) and not isinstance(t, bool)), default=None)
+        trees = max((t for t in counts if is_int(t)), default=None)
         if max_trees is not None and trees is not None and trees > int(max_trees):
             raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
                               f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "
@@ -604,12 +610,10 @@ def _check_size(exp: Any) -> None:
                               f"limits.max_generated_values={rows * cols}")
 
 
-def _check_read_size(exp: Any, store: Any) -> None:
+def _check_read_size(exp: Experiment, store: Store) -> None:
     """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
     ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
     than report billions of pending runs. A plan that was run (with --yes) is read as usual."""
-    from forestlab.errors import ConfigError
-
     max_runs = exp.limits.get("max_runs")
     if max_runs is None or exp.n_runs <= int(max_runs) or exp.plan_id in set(store.plans(exp.name)["plan_id"]):
         return
@@ -618,7 +622,7 @@ def _check_read_size(exp: Any, store: Any) -> None:
                       f"ones the runs were given), or raise the bound with limits.max_runs={exp.n_runs}")
 
 
-def _has_runs(res: Any, named: bool, run_command: str | None = None) -> bool:
+def _has_runs(res: ExperimentResults, named: bool, run_command: str | None = None) -> bool:
     """Whether an experiment has a recorded plan to report on; says so when it was named and has none."""
     if res.counts.get("planned"):
         return True
@@ -696,7 +700,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
         typer.echo(f"{r[0]:<{width}}  {r[1]:>7} {r[2]:>7} {r[3]:>7} {r[4]:>8} {r[5]:>7}")
 
 
-def _status_rows(store: Any, name: str, exp: Any | None, show_failed: bool) -> list[tuple[str, ...]]:
+def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: bool) -> list[tuple[str, ...]]:
     """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
     plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
     Stale: stored runs the experiment planned once but neither of these plans holds."""
@@ -795,8 +799,6 @@ def datasets_verify(
 @app.command()
 def version() -> None:
     """Print forestlab's version."""
-    from forestlab import __version__
-
     typer.echo(__version__)
 
 

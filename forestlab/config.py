@@ -20,8 +20,12 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
-from forestlab.experiment import Experiment, resolve
+from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
+
+# The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
+# scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
@@ -339,7 +343,7 @@ def _compose_unchecked(overrides: Sequence[str]) -> DictConfig:
 
 
 def _require_int(value: Any, name: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise ConfigError(f"{name} must be an integer, got {value!r}")
     if minimum is not None and value < minimum:
         raise ConfigError(f"{name} must be >= {minimum}, got {value}")
@@ -528,7 +532,7 @@ def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) 
             if isinstance(entry, dict) and entry.get("name") is not None:
                 _require_relative(entry.get("name"), f"dataset '{name}': source.files[{i}].name")
     shape = ds_cfg.get("shape")
-    if not (isinstance(shape, list) and shape and isinstance(shape[0], int) and not isinstance(shape[0], bool)):
+    if not (isinstance(shape, list) and shape and is_int(shape[0])):
         return
     from forestlab.protocols import check_sizes
 
@@ -596,6 +600,87 @@ def to_container(node: Any) -> Any:
     if isinstance(node, (DictConfig, ListConfig)):
         return OmegaConf.to_container(node, resolve=True)
     return node
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The composed config -> the one typed Experiment that planning, the dry run and the reports read.
+# ---------------------------------------------------------------------------------------------------------------
+
+def _plain(node: Any) -> Any:
+    return to_container(node)
+
+
+def _node(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
+    """The config of a dataset or algorithm named in the experiment: the composed group entry (with the user's
+    overrides) when it is the one selected, else its group file, composed through Hydra."""
+    selected = cfg.get(group)
+    if isinstance(selected, DictConfig) and selected.get("name") == name:
+        return _plain(selected)
+    return _plain(load_group_option(group, name))
+
+
+def _with_fingerprint(ds_cfg: dict[str, Any], cfg: DictConfig) -> dict[str, Any]:
+    """A user's file (``source.kind: file``) without ``source.sha256`` is the same dataset only while its content
+    is: its SHA-256 joins the config as ``source.content_sha256`` (and so every run key and the plan id), and the
+    loader checks it. With ``sha256:`` in the config, that value is the identity and is checked instead."""
+    from forestlab.datasets._file import file_fingerprint  # local: the datasets load numpy and pandas
+    source = ds_cfg.get("source")
+    if not isinstance(source, dict) or source.get("kind") != "file" or source.get("sha256"):
+        return ds_cfg
+    digest = file_fingerprint(ds_cfg, os.path.expanduser(str(cfg.paths.data_dir)))
+    return ds_cfg if digest is None else {**ds_cfg, "source": {**source, "content_sha256": digest}}
+
+
+def resolve(cfg: DictConfig) -> Experiment:
+    """The :class:`Experiment` of a composed config (call after the top-level checks of
+    :func:`validate`, which also checks the resolved experiment)."""
+    from forestlab.selection import selection_spec  # local: selection loads the learners and scikit-learn
+    exp = cfg.experiment
+    limits = dict(_plain(cfg.get("limits")) or {})
+    dataset_names = as_list(exp.get("datasets"))
+    notes: list[str] = []
+    if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
+        notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
+                     f"{limits['max_datasets']}: {', '.join(dataset_names[: int(limits['max_datasets'])])}")
+        dataset_names = dataset_names[: int(limits["max_datasets"])]
+    shared = dict(_plain(exp.get("params")) or {})
+    protocol = dict(_plain(cfg.protocol))
+    if protocol.get("kind") == "kfold" and limits.get("max_folds") and \
+            int(protocol.get("n_folds", 1)) > int(limits["max_folds"]):
+        notes.append(f"limits.max_folds={limits['max_folds']} runs the first {limits['max_folds']} folds of each "
+                     f"{protocol['n_folds']}-fold partition (the same runs as theirs in the full plan)")
+    own_seeds = {str(k): int(v) for k, v in (_plain(exp.get("dataset_seeds")) or {}).items()}
+    if own_seeds and cfg.get("smoke", False):
+        notes.append(f"debug=smoke runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "
+                     f"({', '.join(f'{k}: {v}' for k, v in own_seeds.items())}) is not applied")
+        own_seeds = {}
+    datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
+                     for name in dataset_names)
+    algorithms = []
+    for name in as_list(exp.get("algorithms")):
+        alg = _node(cfg, "algorithm", name)
+        params = dict(alg.get("params") or {})
+        # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
+        params.update({k: v for k, v in shared.items() if k in params})
+        if limits.get("max_estimators") and isinstance(params.get("n_estimators"), int) \
+                and params["n_estimators"] > int(limits["max_estimators"]):
+            notes.append(f"limits.max_estimators={limits['max_estimators']} caps n_estimators of {name} "
+                         f"({params['n_estimators']} -> {limits['max_estimators']})")
+            params["n_estimators"] = int(limits["max_estimators"])
+        grid = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in (alg.get("grid") or {}).items()}
+        # model selection: the algorithm's own, else the protocol's (forestlab.selection.selection_spec)
+        selection = selection_spec(alg["selection"] if alg.get("selection") is not None
+                                   else protocol.get("selection"))
+        algorithms.append(AlgorithmSpec(name=name, estimator=str(alg.get("estimator", name)),
+                                        seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
+                                        selection=selection, cfg=alg))
+    spec = dict(_plain(exp))
+    return Experiment(
+        name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
+        datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
+        seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
+        paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
+        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes))
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:
@@ -690,7 +775,7 @@ def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
     for alg in experiment.algorithms:
         for key, value in {**alg.params, **{f"grid.{k}": v for k, vs in alg.grid.items()
                                             for v in (vs if isinstance(vs, list) else [vs])}}.items():
-            if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_INT:
+            if is_int(value) and value > _MAX_INT:
                 raise ConfigError(f"algorithm '{alg.name}': {key}={value} is too large for this platform "
                                   f"(at most {_MAX_INT})")
 

@@ -18,14 +18,14 @@ missing), refitting nothing. Stored names: ``test_<metric>`` and ``train_<metric
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from forestlab.metrics import compute_metrics, get_metric
 
-__all__ = ["PARTS", "expected_names", "missing_metrics", "outputs_metrics"]
+__all__ = ["PARTS", "backfill", "expected_names", "missing_metrics", "outputs_metrics"]
 
 PARTS = ("test", "train")
 # The stored array a metric kind reads, per part.
@@ -63,3 +63,12 @@ def expected_names(name: str, array_names: Sequence[str]) -> list[str]:
 def missing_metrics(names: Iterable[str], stored: Mapping[str, Any], array_names: Sequence[str]) -> list[str]:
     """The metrics of ``names`` that a done run could give from its stored arrays but has not stored yet."""
     return [n for n in names if any(e not in stored for e in expected_names(n, array_names))]
+
+
+def backfill(names: Iterable[str], stored: Mapping[str, Any] | None, array_names: Sequence[str] | None,
+             load_arrays: Callable[[], Mapping[str, Any]]) -> dict[str, float]:
+    """The metrics of ``names`` that a done run has not stored yet, computed from its stored outputs (read with
+    ``load_arrays`` only when one is missing): what ``forestlab run`` stores and the reports compute in memory
+    for a metric added to an experiment after its runs finished. Empty when nothing is missing."""
+    missing = missing_metrics(names, stored or {}, array_names or [])
+    return outputs_metrics(missing, load_arrays()) if missing else {}

@@ -1,10 +1,11 @@
 """The one resolved, typed description of an experiment.
 
-:func:`resolve` turns a composed config into an :class:`Experiment`: the datasets and algorithms it names, each with
-its config (the composed one, with the user's overrides, for the selected option; its group file through Hydra for
-the others), the experiment-wide parameters and the ``limits`` applied, the protocol, seeds and metrics, and what
-the reports need (tables, figures, claims). Validation (:func:`forestlab.config.validate`), planning
-(:func:`forestlab.runner.plan`), the dry run and the reports all read this one object, built once per command.
+:func:`forestlab.config.resolve` turns a composed config into an :class:`Experiment`: the datasets and algorithms it
+names, each with its config (the composed one, with the user's overrides, for the selected option; its group file
+through Hydra for the others), the experiment-wide parameters and the ``limits`` applied, the protocol, seeds and
+metrics, and what the reports need (tables, figures, claims). Validation (:func:`forestlab.config.validate`),
+planning (:func:`forestlab.runner.plan`), the dry run and the reports all read this one object, built once per
+command.
 
 Each dataset runs ``seeds`` repetitions, or its own number when ``experiment.dataset_seeds`` names it (the level
 checks of depecker2010's two-sample tests: 200 null samples beside 100 per alternative); repetition r is the same run
@@ -19,16 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from omegaconf import DictConfig
-
 # Dataset config keys that document but do not change the data.
 COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
-# Algorithm config keys that document but do not change the learner.
-COSMETIC_ALGORITHM_KEYS = ("description", "notes")
 
 
 def content_hash(value: Any, length: int = 32) -> str:
@@ -151,97 +147,8 @@ class Experiment:
                 "metrics": list(self.metrics), **({"dataset_seeds": self.dataset_seeds} if self.dataset_seeds else {})}
 
 
-def _plain(node: Any) -> Any:
-    from forestlab.config import to_container
-
-    return to_container(node)
-
-
-def _node(cfg: DictConfig, group: str, name: str) -> dict[str, Any]:
-    """The config of a dataset or algorithm named in the experiment: the composed group entry (with the user's
-    overrides) when it is the one selected, else its group file, composed through Hydra."""
-    from forestlab.config import load_group_option
-
-    selected = cfg.get(group)
-    if isinstance(selected, DictConfig) and selected.get("name") == name:
-        return _plain(selected)
-    return _plain(load_group_option(group, name))
-
-
-def _as_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    return [str(v) for v in (value or [])]
-
-
-def _with_fingerprint(ds_cfg: dict[str, Any], cfg: DictConfig) -> dict[str, Any]:
-    """A user's file (``source.kind: file``) without ``source.sha256`` is the same dataset only while its content
-    is: its SHA-256 joins the config as ``source.content_sha256`` (and so every run key and the plan id), and the
-    loader checks it. With ``sha256:`` in the config, that value is the identity and is checked instead."""
-    from forestlab.datasets._file import file_fingerprint
-
-    source = ds_cfg.get("source")
-    if not isinstance(source, dict) or source.get("kind") != "file" or source.get("sha256"):
-        return ds_cfg
-    digest = file_fingerprint(ds_cfg, os.path.expanduser(str(cfg.paths.data_dir)))
-    return ds_cfg if digest is None else {**ds_cfg, "source": {**source, "content_sha256": digest}}
-
-
-def resolve(cfg: DictConfig) -> Experiment:
-    """The :class:`Experiment` of a composed config (call after the top-level checks of
-    :func:`forestlab.config.validate`, which also checks the resolved experiment)."""
-    from forestlab.selection import selection_spec
-
-    exp = cfg.experiment
-    limits = dict(_plain(cfg.get("limits")) or {})
-    dataset_names = _as_list(exp.get("datasets"))
-    notes: list[str] = []
-    if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
-        notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
-                     f"{limits['max_datasets']}: {', '.join(dataset_names[: int(limits['max_datasets'])])}")
-        dataset_names = dataset_names[: int(limits["max_datasets"])]
-    shared = dict(_plain(exp.get("params")) or {})
-    protocol = dict(_plain(cfg.protocol))
-    if protocol.get("kind") == "kfold" and limits.get("max_folds") and \
-            int(protocol.get("n_folds", 1)) > int(limits["max_folds"]):
-        notes.append(f"limits.max_folds={limits['max_folds']} runs the first {limits['max_folds']} folds of each "
-                     f"{protocol['n_folds']}-fold partition (the same runs as theirs in the full plan)")
-    own_seeds = {str(k): int(v) for k, v in (_plain(exp.get("dataset_seeds")) or {}).items()}
-    if own_seeds and cfg.get("smoke", False):
-        notes.append(f"debug=smoke runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "
-                     f"({', '.join(f'{k}: {v}' for k, v in own_seeds.items())}) is not applied")
-        own_seeds = {}
-    datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
-                     for name in dataset_names)
-    algorithms = []
-    for name in _as_list(exp.get("algorithms")):
-        alg = _node(cfg, "algorithm", name)
-        params = dict(alg.get("params") or {})
-        # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
-        params.update({k: v for k, v in shared.items() if k in params})
-        if limits.get("max_estimators") and isinstance(params.get("n_estimators"), int) \
-                and params["n_estimators"] > int(limits["max_estimators"]):
-            notes.append(f"limits.max_estimators={limits['max_estimators']} caps n_estimators of {name} "
-                         f"({params['n_estimators']} -> {limits['max_estimators']})")
-            params["n_estimators"] = int(limits["max_estimators"])
-        grid = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in (alg.get("grid") or {}).items()}
-        # model selection: the algorithm's own, else the protocol's (forestlab.selection.selection_spec)
-        selection = selection_spec(alg["selection"] if alg.get("selection") is not None
-                                   else protocol.get("selection"))
-        algorithms.append(AlgorithmSpec(name=name, estimator=str(alg.get("estimator", name)),
-                                        seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
-                                        selection=selection, cfg=alg))
-    spec = dict(_plain(exp))
-    return Experiment(
-        name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
-        datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
-        seeds=int(cfg.seeds), metrics=tuple(_as_list(cfg.get("metrics"))), spec=spec,
-        paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
-        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes))
-
-
 def protocol_for(experiment: Experiment, dataset: DatasetSpec) -> dict[str, Any]:
     """The protocol as the runs of ``dataset`` use it (study split sizes looked up in the dataset's config)."""
-    from forestlab.protocols import resolve_sizes
+    from forestlab.protocols import resolve_sizes  # local: protocols loads scikit-learn, the config layer need not
 
     return resolve_sizes(experiment.protocol, dataset.cfg)

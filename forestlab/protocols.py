@@ -15,8 +15,6 @@ Protocol kinds (:func:`protocol_kinds`; :func:`check_protocol` validates a proto
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,14 +22,11 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from forestlab._values import is_int
+from forestlab.datasets._synthetic import sample_synthetic
 from forestlab.errors import ConfigError, DatasetError
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 32-bit seed from the canonical JSON of ``parts`` (stable across runs, machines and Python versions)."""
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str).encode()
-    return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
-
+from forestlab.seeds import derive_seed
+from forestlab.selection import selection_spec
 
 #: The protocol kinds, in the order messages list them.
 PROTOCOL_KINDS = ("holdout", "kfold", "resample")
@@ -63,13 +58,9 @@ def protocol_kinds() -> tuple[str, ...]:
     return PROTOCOL_KINDS
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_int(protocol: Mapping, key: str, minimum: int) -> None:
     value = protocol.get(key)
-    if not _is_int(value):
+    if not is_int(value):
         raise ConfigError(f"protocol.{key} must be an integer >= {minimum} for kind {protocol['kind']}, "
                           f"got {value!r}")
     if value < minimum:
@@ -83,7 +74,7 @@ def _check_size(protocol: Mapping, key: str, allow_none: bool) -> None:
         if allow_none:
             return
         raise ConfigError(f"protocol.{key} must be set (an integer number of points or a fraction in (0, 1))")
-    if _is_int(value):
+    if is_int(value):
         if value < 1:
             raise ConfigError(f"protocol.{key} must be >= 1, got {value}")
         return
@@ -107,8 +98,6 @@ def check_protocol(protocol: Mapping) -> None:
     - ``stratify``, ``resplit``: true or false when present;
     - ``selection``: see :func:`forestlab.selection.selection_spec` (a test-set selection needs a test set).
     """
-    from forestlab.selection import selection_spec
-
     if not isinstance(protocol, Mapping):
         raise ConfigError(f"a protocol must be a mapping with a `kind`, got {protocol!r}")
     kind = protocol.get("kind")
@@ -173,8 +162,6 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
         raise ConfigError(f"protocol kind resample draws fresh samples from a generator, but dataset '{dataset}' "
                           f"is not synthetic (source.kind={kind!r}); use a dataset with source.kind: synthetic "
                           "or protocol kind holdout/kfold")
-    from forestlab.datasets._synthetic import sample_synthetic
-
     test_seed = derive_seed("resample-test", base_seed, dataset)
     rep = repetition if protocol.get("resplit", True) else 0  # resplit false: one training set, learner seeds vary
     train_seed = derive_seed("resample-train", base_seed, dataset, rep)
@@ -227,8 +214,7 @@ def check_sizes(protocol: Mapping, ds_cfg: Mapping, name: str, *, n: int,
                               f"fewer than the folds of stratified k-fold; lower protocol.n_folds to at most "
                               f"{min(class_counts)}")
         return
-    n_train = _count(proto.get("train_size"), n)
-    n_test = _count(proto.get("test_size"), n)
+    n_train, n_test = _counts(proto, n)
     if n_train is None:
         return
     sizes = f"protocol.train_size={proto.get('train_size')}, protocol.test_size={proto.get('test_size')}"
@@ -250,11 +236,15 @@ def training_size(protocol: Mapping, ds_cfg: Mapping, n: int) -> int:
         return n - n // k
     if proto["kind"] == "resample":
         return n
-    n_train = _count(proto.get("train_size"), n)
-    n_test = _count(proto.get("test_size"), n)
+    n_train, n_test = _counts(proto, n)
     if n_train is None:
         return n - (n_test or 0)
     return n_train
+
+
+def _counts(protocol: Mapping, n: int) -> tuple[int | None, int | None]:
+    """A holdout's ``train_size`` and ``test_size`` as numbers of points out of ``n`` (None where unset)."""
+    return _count(protocol.get("train_size"), n), _count(protocol.get("test_size"), n)
 
 
 def _count(size: int | float | None, n: int) -> int | None:
@@ -285,8 +275,7 @@ def make_split(protocol: Mapping, y: np.ndarray, *, base_seed: int, dataset: str
     if kind == "holdout":
         rep = repetition if protocol.get("resplit", True) else 0
         rng = np.random.default_rng(derive_seed("split", base_seed, dataset, rep))
-        n_train = _count(protocol.get("train_size"), n)
-        n_test = _count(protocol.get("test_size"), n)
+        n_train, n_test = _counts(protocol, n)
         if n_test is None:
             n_test = n - n_train
         if n_train < 2 or n_test < 1 or n_train + n_test > n:

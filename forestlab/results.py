@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from forestlab._values import is_number
 from forestlab.errors import ConfigError
+from forestlab.evaluation import backfill
+from forestlab.experiment import AlgorithmSpec, Experiment
+from forestlab.metrics import direction, get_measure
+from forestlab.store import Store
 
 __all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
 
@@ -62,7 +67,6 @@ class ExperimentResults:
     seed: int = 0
     seeds: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # done / failed / pending among the planned runs
-    last_finished: float | None = None
     left_out: tuple[str, ...] = ()
     arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
@@ -271,8 +275,6 @@ class ExperimentResults:
         runs are those of ``among[k]``, e.g. depecker2010 keeps for Bagg_SVM the kernel that TRK_SVM did better
         with. The chosen candidate of each dataset is recorded in ``chosen[name]``.
         """
-        from forestlab.metrics import direction
-
         if not choices:
             return self
         runs, planned, chosen = [self.runs], [self.planned], dict(getattr(self, "chosen", {}))
@@ -375,38 +377,51 @@ def summarise(values: np.ndarray) -> tuple[float, float, int]:
     return float(v.mean()), std, int(v.size)
 
 
+@dataclass(frozen=True)
+class StoredPlan:
+    """Another experiment's plan as the store recorded it (its id, and the settings it was found by), read as a
+    sibling of the experiment a claim judges: no config is composed for it, so it has no spec or algorithms."""
+
+    plan_id: str
+    name: str
+    study: str | None
+    smoke: bool
+    seed: int
+    seeds: int
+    limits: Mapping[str, Any]
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    algorithms: tuple[AlgorithmSpec, ...] = ()
+
+
 def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     """One column per stored value: the chosen hyperparameters (numbers only), then the metrics (which win a
     name clash)."""
     rows = []
     for sel, met in zip(records["selected"], records["metrics"], strict=True):
         numbers = {k: float(v) for k, v in (sel or {}).items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                   if is_number(v)}
         rows.append({**numbers, **(met or {})})
     return pd.DataFrame(rows, index=records.index)
 
 
-def _report_spec(experiment: Any) -> dict[str, Any]:
+def _report_spec(experiment: Experiment | StoredPlan) -> dict[str, Any]:
     """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
     them optimistic)."""
     spec = dict(experiment.spec)
-    spec["optimistic_algorithms"] = [a.name for a in getattr(experiment, "algorithms", ())
+    spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
                                      if a.selection.get("kind") == "test"] + \
         [str(c["name"]) for c in spec.get("choices") or []]  # chosen after the fact on the test folds
     return spec
 
 
-def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[str] = ()) -> ExperimentResults:
-    """The results of ``experiment`` (a :class:`forestlab.experiment.Experiment`) from the store in
-    ``results_dir``, read only.
+def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *,
+                 metrics: Sequence[str] = ()) -> ExperimentResults:
+    """The results of ``experiment`` from the store in ``results_dir``, read only.
 
     The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment (its plan
     id); metrics named in ``metrics`` that a done run has not stored yet are computed from its stored outputs, in
     memory (``forestlab run`` stores them).
     """
-    from forestlab.evaluation import missing_metrics, outputs_metrics
-    from forestlab.store import Store
-
     results_dir = Path(results_dir)
     with Store(results_dir, readonly=True) as store:
         plan = store.plan(experiment.plan_id)
@@ -427,9 +442,8 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
 
     if metrics and len(done):
         for i, row in done.iterrows():
-            names = missing_metrics(metrics, row["metrics"] or {}, row["arrays"] or [])
-            if names:
-                new = outputs_metrics(names, load(row["key"]))
+            new = backfill(metrics, row["metrics"], row["arrays"], lambda key=row["key"]: load(key))
+            if new:
                 done.at[i, "metrics"] = {**(row["metrics"] or {}), **new}
     # the plan's rows (plan order, its labels) of the done runs, with their values joined by key
     values = _value_frame(done).set_index(done["key"]) if len(done) else pd.DataFrame()
@@ -439,7 +453,6 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
         name=experiment.name, study=experiment.study, spec=_report_spec(experiment), planned=planned[ID_COLUMNS],
         runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
         seed=experiment.seed, seeds=experiment.seeds, counts=counts,
-        last_finished=float(records["finished_at"].max()) if len(records) else None,
         arrays_loader=load).with_choices(list(experiment.spec.get("choices") or []))
 
     def sibling(name: str) -> ExperimentResults | None:
@@ -448,10 +461,17 @@ def load_results(experiment: Any, results_dir: str | Path, *, metrics: Sequence[
                                         limits=experiment.limits)
         if plan_id is None:
             return None
-        stub = type("StoredPlan", (), {"plan_id": plan_id, "name": name, "study": experiment.study, "spec": {},
-                                       "smoke": experiment.smoke, "seed": experiment.seed,
-                                       "seeds": experiment.seeds, "limits": experiment.limits})()
-        return load_results(stub, results_dir, metrics=metrics)
+        stored = StoredPlan(plan_id=plan_id, name=name, study=experiment.study, smoke=experiment.smoke,
+                            seed=experiment.seed, seeds=experiment.seeds, limits=experiment.limits)
+        return load_results(stored, results_dir, metrics=metrics)
 
     res.sibling_loader = sibling
     return res
+
+
+def measure_value(res: ExperimentResults, cell: Mapping[str, Any], dataset: str) -> float:
+    """A statistic over the set of runs of one cell (NaN with fewer than two runs)."""
+    runs = res.run_arrays(str(cell["algorithm"]), dataset)
+    if len(runs) < 2:
+        return float("nan")
+    return float(get_measure(str(cell["measure"])).func(runs))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 import logging
 import os
@@ -37,13 +36,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from omegaconf import DictConfig
 
 from forestlab import __version__
+from forestlab.config import validate
+from forestlab.datasets import load_dataset
+from forestlab.datasets._fetch import configured_mirror
+from forestlab.datasets._generators import _RESERVED
+from forestlab.datasets._load import processed_ready
+from forestlab.datasets._ranking_toys import OPTIMAL, level_sets, optimal_roc_for
 from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
+from forestlab.evaluation import backfill, outputs_metrics
 from forestlab.experiment import Experiment, content_hash, protocol_for
+from forestlab.learners import check_params_for_data, get_entry, run_report, shared_tree_predictions
 from forestlab.learners._cache import FitCache
-from forestlab.protocols import derive_seed, make_split
-from forestlab.store import Store
+from forestlab.metrics import ROC_GRID, _tpr_at
+from forestlab.protocols import check_sizes, draw_resample, make_split, training_size
+from forestlab.seeds import derive_seed
+from forestlab.selection import select_and_fit
+from forestlab.store import PackedArrays, Store, pack_arrays
 
 log = logging.getLogger("forestlab")
 
@@ -82,16 +93,12 @@ def _hash(blob: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def plan(experiment: Experiment | Any) -> list[RunSpec]:
+def plan(experiment: Experiment | DictConfig) -> list[RunSpec]:
     """Expand the experiment into run specs, in a deterministic order (dataset, algorithm, repetition, fold).
 
     ``experiment`` is an :class:`~forestlab.experiment.Experiment`; a composed config is resolved first.
     """
-    from forestlab.learners import get_entry
-
     if not isinstance(experiment, Experiment):
-        from forestlab.config import validate
-
         experiment = validate(experiment)
 
     specs: list[RunSpec] = []
@@ -129,9 +136,6 @@ def plan(experiment: Experiment | Any) -> list[RunSpec]:
 # The worker side: everything below runs in a joblib worker and must not touch the store.
 # ---------------------------------------------------------------------------------------------------------------
 def _load(payload: Mapping[str, Any]):
-    from forestlab.datasets import load_dataset
-    from forestlab.datasets._fetch import configured_mirror
-
     paths = payload["paths"]
     return load_dataset(payload["dataset_cfg"], data_dir=paths["data_dir"], mirror=configured_mirror(paths),
                         download=bool(paths.get("download", True)))
@@ -153,8 +157,6 @@ def _run_data(payload: Mapping[str, Any]) -> RunData:
     """Load the dataset and cut the run's split (or draw fresh samples, for the ``resample`` protocol)."""
     proto = payload["protocol"]
     if proto["kind"] == "resample":
-        from forestlab.protocols import draw_resample
-
         drawn = draw_resample(proto, payload["dataset_cfg"], base_seed=payload["seed"], dataset=payload["dataset"],
                               repetition=payload["repetition"])
         d = drawn.X_train.shape[1]
@@ -177,9 +179,6 @@ def _optimal_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
     source = ds_cfg.get("source") or {}
     if not isinstance(source, Mapping) or source.get("kind") != "synthetic":
         return {}
-    from forestlab.datasets._ranking_toys import OPTIMAL, optimal_roc_for
-    from forestlab.metrics import ROC_GRID, _tpr_at
-
     if source.get("generator") not in OPTIMAL:
         return {}
     fpr, tpr, auc_star, stderr = optimal_roc_for(ds_cfg)
@@ -193,9 +192,6 @@ def _optimal_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
 def _level_sets_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
     """For a 2-d generated problem: its 8 equal-mass level sets of eta (0 = top) on a 64 x 64 grid over its support
     (depecker2010 Figs 1.14a, 1.15a, 2.9a-2.11a), as lists for the dataset's stored info."""
-    from forestlab.datasets._ranking_toys import OPTIMAL, level_sets
-    from forestlab.datasets._synthetic import _RESERVED
-
     source = ds_cfg["source"]
     toy = OPTIMAL[source["generator"]]
     if toy.dimension != 2:
@@ -218,9 +214,6 @@ def _level_sets_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
 def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_state: int,
               cache: FitCache | None) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, float]]:
     """Fit (with model selection) and evaluate one run as its task asks: (selected, arrays, values)."""
-    from forestlab.learners import run_report
-    from forestlab.selection import select_and_fit
-
     learner = payload["learner"]
     arrays: dict[str, np.ndarray] = {}
     classes = np.unique(data.y_train)
@@ -259,8 +252,6 @@ def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_stat
 def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None = None) -> list[dict[str, Any]]:
     """Run the specs of one job (one split, one ``seed_tag``) with one shared :class:`FitCache`, the trees'
     predictions computed once for all of them."""
-    from forestlab.learners import shared_tree_predictions
-
     cache = FitCache() if cache is None else cache
     with shared_tree_predictions():
         return [execute_spec(p, cache) for p in payloads]
@@ -269,8 +260,6 @@ def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None 
 def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """:func:`execute_group` as a parallel job: each record's arrays come back packed (compressed ``.npz`` bytes),
     so the compression happens in the workers and the process that owns the store only writes bytes."""
-    from forestlab.store import PackedArrays, pack_arrays
-
     def packed(rec: dict[str, Any]) -> dict[str, Any]:
         try:
             return {**rec, "arrays": pack_arrays(rec["arrays"])}
@@ -283,9 +272,6 @@ def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str
 
 def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
     """Run one spec and return its record (``status`` done or failed); never raises."""
-    from forestlab.evaluation import outputs_metrics
-    from forestlab.learners import get_entry
-
     t_start = time.perf_counter()
     record: dict[str, Any] = {"key": payload["key"], "status": "failed", "metrics": {}, "selected": {},
                               "timings": {}, "arrays": {}, "error": None, "dataset_info": None}
@@ -347,10 +333,6 @@ def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[st
     ``todo`` holds the keys still to run (default: all): a dataset whose runs are all done is not required to be
     available, but what is asked of it is still checked when its size can be had.
     """
-    from forestlab.datasets import load_dataset
-    from forestlab.datasets._fetch import configured_mirror
-    from forestlab.datasets._load import processed_ready
-
     problems: dict[str, str] = {}
     by_dataset: dict[str, list[RunSpec]] = {}
     for spec in specs:
@@ -386,9 +368,6 @@ def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[st
 def _data_problem(dataset: str, ds_cfg: Mapping[str, Any], specs: Sequence[RunSpec], n: int, d: int,
                   class_counts: list[int] | None) -> str | None:
     """What the plan asks of ``dataset`` that cannot apply to data of ``n`` rows and ``d`` features, or None."""
-    from forestlab.learners import check_params_for_data
-    from forestlab.protocols import check_sizes, training_size
-
     protocol = specs[0].payload["protocol"]
     try:
         check_sizes(protocol, ds_cfg, dataset, n=n, class_counts=class_counts)
@@ -547,17 +526,12 @@ def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
     """Compute, from their stored outputs, the metrics the plan asks for that done runs have not stored yet (a
     metric added to an experiment after its runs finished); return how many runs gained a metric. Nothing is
     refitted."""
-    from forestlab.evaluation import missing_metrics, outputs_metrics
-
     by_key = {s.key: s for s in specs}
     records = store.records(list(by_key))
     updated = 0
     for row in records[records["status"] == "done"].itertuples():
-        wanted = by_key[row.key].payload["metrics"]
-        names = missing_metrics(wanted, row.metrics or {}, row.arrays or [])
-        if not names:
-            continue
-        new = outputs_metrics(names, store.load_arrays(row.key))
+        new = backfill(by_key[row.key].payload["metrics"], row.metrics, row.arrays,
+                       lambda key=row.key: store.load_arrays(key))
         if new:
             store.update_metrics(row.key, {**(row.metrics or {}), **new})
             updated += 1
@@ -726,12 +700,6 @@ def _probe_scheduler(address: str) -> None:
         host, port = parse_host_port(location)
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
         socket.create_connection((host, port), timeout=timeout).close()
-
-
-def chunked(iterable: Iterable[Any], size: int) -> Iterable[list[Any]]:
-    it = iter(iterable)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
 
 
 def is_terminal() -> bool:

@@ -34,6 +34,8 @@ import numpy as np
 
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.learners._cache import FitCache, fit_with_cache
+from forestlab.metrics import METRICS, get_metric
+from forestlab.seeds import derive_seed
 
 __all__ = ["SELECTION_KINDS", "is_optimistic", "select_and_fit", "selection_spec"]
 
@@ -59,8 +61,6 @@ def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
     >>> selection_spec({"kind": "cv", "metric": "auc"})
     {'kind': 'cv', 'metric': 'auc', 'folds': 5}
     """
-    from forestlab.metrics import METRICS
-
     if selection is None:
         selection = {"kind": "none"}
     elif isinstance(selection, str):
@@ -123,8 +123,6 @@ def is_optimistic(selection: Mapping[str, Any] | str | None) -> bool:
 def _evaluate(est: Any, metric_name: str, X: np.ndarray, y: np.ndarray) -> float:
     """``metric`` of a fitted estimator on (X, y): from ``decision_function`` for score metrics, ``predict`` for
     label metrics."""
-    from forestlab.metrics import get_metric
-
     metric = get_metric(metric_name)
     if metric.kind == "score":
         if not hasattr(est, "decision_function"):
@@ -206,9 +204,6 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
         A class with fewer training points than the inner folds (``cv``).
     """
     from sklearn.model_selection import ParameterGrid, StratifiedKFold
-
-    from forestlab.metrics import get_metric
-    from forestlab.protocols import derive_seed
 
     spec = selection_spec(selection)
     grid = dict(grid or {})

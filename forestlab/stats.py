@@ -20,13 +20,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
 from forestlab.errors import ConfigError
+from forestlab.metrics import direction
+
+if TYPE_CHECKING:  # stats reads results; results never needs stats
+    from forestlab.results import ExperimentResults
 
 __all__ = ["ALPHA", "PairSummary", "TTest", "higher_is_better", "one_sample_t_test", "pair_table", "paired_t_test",
            "paired_values", "pairs_of", "wilcoxon_pvalue"]
@@ -98,7 +102,7 @@ def wilcoxon_pvalue(diffs: np.ndarray) -> float:
     return float(_st.wilcoxon(d, zero_method="zsplit").pvalue)
 
 
-def paired_values(res: Any, a: str, b: str, metric: str, dataset: str) -> tuple[np.ndarray, np.ndarray]:
+def paired_values(res: ExperimentResults, a: str, b: str, metric: str, dataset: str) -> tuple[np.ndarray, np.ndarray]:
     """The metric of A and of B on the splits where both ran, aligned by (repetition, fold) (a missing fold as -1:
     NaN would never equal itself)."""
     splits_a, va = res.split_values(a, metric, dataset)
@@ -116,8 +120,6 @@ def paired_values(res: Any, a: str, b: str, metric: str, dataset: str) -> tuple[
 def higher_is_better(metric: str) -> bool:
     """The direction of a stored metric name; a ConfigError when forestlab does not know it (a comparison would
     not know who wins)."""
-    from forestlab.metrics import direction
-
     better = direction(metric)
     if better is None:
         raise ConfigError(f"cannot say who wins on '{metric}': forestlab does not know whether higher is better "
@@ -163,7 +165,7 @@ class PairSummary:
 PAIR_COLUMNS = ["dataset", "n", "mean_a", "mean_b", "diff", "t", "p", "outcome", "significant", "higher"]
 
 
-def pair_table(res: Any, a: str, b: str, metric: str = "test_risk", *, digits: int = 3,
+def pair_table(res: ExperimentResults, a: str, b: str, metric: str = "test_risk", *, digits: int = 3,
                alpha: float = ALPHA) -> tuple[pd.DataFrame, PairSummary]:
     """Per dataset: paired means of A and B, A - B, the paired t-test, the outcome for A (W/T/L on the means
     rounded to ``digits``, in the metric's direction), the significant outcome ("W", "L" or ""), and which side is

@@ -272,13 +272,6 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(exc, self.path) from None
 
-    def add_membership(self, experiment: str, keys: Iterable[str]) -> None:
-        try:
-            with self._transaction() as conn:
-                conn.executemany("INSERT OR IGNORE INTO membership VALUES (?, ?)", [(experiment, k) for k in keys])
-        except sqlite3.DatabaseError as exc:
-            raise _sqlite_error(exc, self.path) from None
-
     def record_plan(self, plan_id: str, summary: Mapping[str, Any], runs: Iterable[Mapping[str, Any]]) -> None:
         """Record (or replace) the plan ``plan_id``: its summary and its runs in order (dicts with key, dataset,
         algorithm, repetition, fold). Reports read an experiment's runs from here."""

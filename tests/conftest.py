@@ -1,4 +1,5 @@
-"""Shared fixtures: the dataset mirror, an isolated results/data folder, and a CLI runner."""
+"""Shared fixtures: the dataset mirror, an isolated results/data folder, a CLI runner, and the small generated
+problems several learners' tests share."""
 
 from __future__ import annotations
 
@@ -107,3 +108,21 @@ def failing_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, st
     monkeypatch.setenv("FORESTLAB_CONF_DIR", str(conf))
     return {"FORESTLAB_CONF_DIR": str(conf),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+
+
+@pytest.fixture(scope="session")
+def multi_data():
+    """A 4-class problem (10 features, 10% of labels flipped): 200 training and 100 test points."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=300, n_features=10, n_informative=6, n_classes=4, n_clusters_per_class=1,
+                               flip_y=0.1, random_state=1)
+    return X[:200], y[:200], X[200:], y[200:]
+
+
+def shifted_samples(seed: int, n_a: int = 100, n_b: int = 100, q: int = 3, shift: float = 0.0):
+    """Two Gaussian samples for the two-sample tests: ``n_a`` points of N(shift, I_q) and ``n_b`` of N(0, I_q)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return rng.normal(shift, 1.0, (n_a, q)), rng.normal(0.0, 1.0, (n_b, q))

@@ -14,7 +14,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import roc_auc_score
 
 from forestlab.learners._chreg import REFIT_C, ChReg, log_likelihood
-from tests.test_learners_common import check_ranker
+from forestlab.learners.checks import check_ranker
 
 
 def sparse_logistic(n: int, seed: int, beta: tuple[float, ...] = (1.5, -1.0, 0.8), q: int = 8,

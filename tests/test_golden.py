@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from forestlab.config import load_experiment
-from forestlab.protocols import derive_seed, make_split
+from forestlab.protocols import make_split
 from forestlab.runner import execute_group, plan
+from forestlab.seeds import derive_seed
 
 
 def _digest(split) -> str:

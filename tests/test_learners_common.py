@@ -5,8 +5,9 @@
   (trees and hyperparameter grids shrunk for speed). A check a learner cannot pass is listed with the reason.
 - the registry (tasks, :func:`~forestlab.learners.register`'s checks), the parameter constraints (one declaration
   per learner, read by the config checks and by ``fit``), and ``run_report`` (the values the runner stores).
-- the ranker contract, :func:`check_ranker`, on every ranker of :data:`RANKERS` (every registered ranker, and a
-  toy one), and the two-sample test contract, :func:`check_two_sample_test`, on every registered and configured test.
+- the family contracts of :mod:`forestlab.learners.checks` (public, for a user who registers a learner): the ranker
+  contract on every ranker of :data:`RANKERS` (every registered ranker, and a toy one), the classifier contract on
+  every registered classifier, and the two-sample test contract on every registered and configured test.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.datasets import make_classification
-from sklearn.exceptions import NotFittedError
-from sklearn.metrics import roc_auc_score
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -52,6 +51,7 @@ from forestlab.learners._ranking_forest import RankingForest
 from forestlab.learners._rankrls import RankRLS
 from forestlab.learners._ranksvm import RankSVM
 from forestlab.learners._treerank import LEAFRANKS, TreeRank
+from forestlab.learners.checks import check_classifier, check_ranker, check_two_sample_test
 
 # ---------------------------------------------------------------------------------------------------------------
 # Test-sized instances: every registered class, and every configured algorithm
@@ -217,28 +217,6 @@ def test_every_configured_algorithm_is_checked():
     assert len(_CONFIGURED_INSTANCES) >= 12 and len(_CONFIGURED_TESTS) >= 3
 
 
-def check_two_sample_test(test: Any) -> None:
-    """The two-sample test contract: it clones; ``test(X_a, X_b)`` returns a TestResult with a finite statistic
-    and a p-value in (0, 1], small on two clearly different samples and not small on two halves of one sample,
-    the same for the same ``random_state``, and leaves its inputs unchanged; bad samples (1-D, other column
-    counts, NaN, a single point) are refused with a ValueError."""
-    rng = np.random.default_rng(0)
-    A, B = rng.normal(1.0, 1.0, (120, 3)), rng.normal(0.0, 1.0, (120, 3))
-    same = np.random.default_rng(100).normal(0.0, 1.0, (240, 3))  # a typical null sample: p about 0.5 for each test
-    unfitted = clone(test)
-    assert unfitted.get_params() == test.get_params()
-    before = A.copy()
-    result = clone(test).test(A, B)
-    assert isinstance(result, TestResult) and np.isfinite(result.statistic) and 0 < result.p_value <= 1
-    assert result.p_value < 0.05, f"no rejection on a clear shift: p = {result.p_value}"
-    assert np.array_equal(A, before)
-    assert clone(test).test(A, B) == result, "the same random_state must give the same result"
-    assert clone(test).test(same[:120], same[120:]).p_value > 0.05
-    for bad_a, bad_b in ((A[:, 0], B), (A, B[:, :2]), (np.where(A > 2, np.nan, A), B), (A[:1], B)):
-        with pytest.raises(ValueError):
-            clone(test).test(bad_a, bad_b)
-
-
 @pytest.mark.parametrize("name", sorted(n for n in INIT_PARAMS if REGISTRY[n].task == "two_sample_test"))
 def test_registered_two_sample_tests_keep_the_contract(name):
     check_two_sample_test(get_learner(name)(**INIT_PARAMS[name]))
@@ -252,6 +230,22 @@ def test_configured_two_sample_tests_keep_the_contract(name):
 # ---------------------------------------------------------------------------------------------------------------
 # The registry
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(n for n in INIT_PARAMS if REGISTRY[n].task == "classifier"))
+def test_registered_classifiers_keep_the_contract(name):
+    check_classifier(get_learner(name)(**INIT_PARAMS[name]))
+
+
+def test_check_classifier_catches_a_classifier_that_predicts_the_wrong_class():
+    from sklearn.ensemble import RandomForestClassifier
+
+    class Contrary(RandomForestClassifier):
+        def predict(self, X):
+            return -super().predict(X)
+
+    with pytest.raises(AssertionError, match="accuracy"):
+        check_classifier(Contrary(n_estimators=5, random_state=0))
+
+
 def test_registry_entries_name_their_task():
     assert TASKS == ("classifier", "ranker", "two_sample_test")
     for name, entry in REGISTRY.items():
@@ -450,73 +444,6 @@ def test_every_registered_learner_has_the_run_report_mixin():
 # ---------------------------------------------------------------------------------------------------------------
 # The ranker contract
 # ---------------------------------------------------------------------------------------------------------------
-def _separable(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """n points in 4 dimensions, labels in {-1, +1} (both present), the classes 6 apart on the first feature."""
-    rng = np.random.default_rng(seed)
-    y = np.where(np.arange(n) % 3 == 0, 1, -1)
-    rng.shuffle(y)
-    X = rng.normal(size=(n, 4))
-    X[:, 0] += 3.0 * y
-    return X, y
-
-
-def check_ranker(estimator: Any) -> None:
-    """Check the ranker contract on ``estimator`` (an unfitted instance with a fixed ``random_state`` if it has
-    one); raise AssertionError on the first breach.
-
-    - it clones (scikit-learn conventions: parameters only in ``__init__``);
-    - ``decision_function`` before ``fit`` raises NotFittedError;
-    - ``fit(X, y)`` with y in {-1, +1} returns the estimator itself and leaves X and y unchanged;
-    - ``decision_function(X)`` returns finite floats of shape (n_samples,), higher meaning more likely positive:
-      on separable data its test AUC is at least 0.9;
-    - the same ``random_state`` gives the same scores, bit for bit;
-    - the order of the training rows does not matter for the quality of the ranking (a forest's bootstrap may
-      change the scores themselves): the AUC stays at least 0.9 after shuffling them;
-    - labels of one class only, and test data with another number of features, are refused with a ValueError.
-    """
-    X, y = _separable(90, 0)
-    X_test, y_test = _separable(60, 1)
-    unfitted = clone(estimator)
-    assert unfitted.get_params() == estimator.get_params()
-    try:
-        unfitted.decision_function(X_test)
-    except NotFittedError:
-        pass
-    else:
-        raise AssertionError("decision_function before fit must raise NotFittedError")
-
-    X_before, y_before = X.copy(), y.copy()
-    fitted = clone(estimator)
-    assert fitted.fit(X, y) is fitted, "fit must return self"
-    assert np.array_equal(X, X_before) and np.array_equal(y, y_before), "fit must not change its inputs"
-    scores = fitted.decision_function(X_test)
-    assert isinstance(scores, np.ndarray) and scores.shape == (len(X_test),), f"scores of shape {np.shape(scores)}"
-    assert scores.dtype.kind == "f" and np.all(np.isfinite(scores)), "scores must be finite floats"
-    auc = roc_auc_score(y_test, scores)
-    assert auc >= 0.9, f"test AUC {auc:.3f} < 0.9 on separable data: higher scores must mean positive"
-
-    again = clone(estimator).fit(X, y).decision_function(X_test)
-    assert np.array_equal(scores, again), "the same random_state must give the same scores"
-
-    order = np.random.default_rng(2).permutation(len(y))
-    shuffled = clone(estimator).fit(X[order], y[order]).decision_function(X_test)
-    assert roc_auc_score(y_test, shuffled) >= 0.9, "the training rows' order must not spoil the ranking"
-
-    for bad_y in (np.ones(len(y), dtype=int), -np.ones(len(y), dtype=int)):
-        try:
-            clone(estimator).fit(X, bad_y)
-        except ValueError:
-            pass
-        else:
-            raise AssertionError("fit on labels of one class must raise ValueError")
-    try:
-        fitted.decision_function(X_test[:, :3])
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("decision_function on data with another number of features must raise ValueError")
-
-
 class LinearMeanRanker(BaseEstimator):
     """A toy ranker: the score is the projection on the difference of the class means, mean(X+) - mean(X-)."""
 

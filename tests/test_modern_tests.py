@@ -15,13 +15,9 @@ from threadpoolctl import threadpool_limits
 from forestlab.learners import C2STTest, ClassifierWilcoxonTest, MMDAggTest, get_entry
 from forestlab.learners._modern_tests import held_out_accuracy_test, mmdagg_bandwidths, mmdagg_weights
 from forestlab.learners._two_sample import mmd2_unbiased, rank_sum_test
+from tests.conftest import shifted_samples
 
 SMALL_FOREST = {"n_estimators": 10}
-
-
-def _shifted(seed: int, n: int, m: int, q: int = 3, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return rng.normal(shift, 1.0, (n, q)), rng.normal(0.0, 1.0, (m, q))
 
 
 def _make_tests(seed: int) -> dict[str, object]:
@@ -75,7 +71,7 @@ def test_the_exact_null_holds_its_level_where_the_binomial_one_does_not():
 
 
 def test_c2st_and_c2st_wilcoxon_share_split_and_classifier():
-    X_a, X_b = _shifted(1, 70, 60, shift=0.5)
+    X_a, X_b = shifted_samples(1, 70, 60, shift=0.5)
     c2st = C2STTest(random_state=4)
     wmw = ClassifierWilcoxonTest(random_state=4)
     acc = c2st.test(X_a, X_b)
@@ -95,7 +91,7 @@ def test_c2st_and_c2st_wilcoxon_share_split_and_classifier():
 
 
 def test_classifier_options_and_bad_parameters():
-    X_a, X_b = _shifted(2, 60, 60, shift=1.0)
+    X_a, X_b = shifted_samples(2, 60, 60, shift=1.0)
     hgb = C2STTest(classifier="hist_gradient_boosting", classifier_params={"max_iter": 30, "min_samples_leaf": 5},
                    random_state=0)
     assert hgb.test(X_a, X_b).p_value < 0.05
@@ -133,7 +129,7 @@ def test_bandwidth_collection_and_weights():
 
 
 def test_mmdagg_statistics_are_the_unbiased_mmd_of_each_kernel():
-    X_a, X_b = _shifted(3, 25, 18, q=2, shift=0.4)
+    X_a, X_b = shifted_samples(3, 25, 18, q=2, shift=0.4)
     test = MMDAggTest(number_bandwidths=3, n_permutations=50, random_state=0)
     result = test.test(X_a, X_b)
     Z = np.vstack([X_a, X_b])
@@ -162,7 +158,7 @@ def test_level_under_the_null():
     rejections = dict.fromkeys(_make_tests(0), 0)
     with threadpool_limits(1):
         for rep in range(n_rep):
-            X_a, X_b = _shifted(30_000 + rep, 40, 40) if rep % 2 else _shifted(30_000 + rep, 50, 30)
+            X_a, X_b = shifted_samples(30_000 + rep, 40, 40) if rep % 2 else shifted_samples(30_000 + rep, 50, 30)
             for name, test in _make_tests(rep).items():
                 rejections[name] += test.test(X_a, X_b).p_value <= 0.05
     low, high = stats.binom.interval(0.99, n_rep, 0.05)
@@ -175,7 +171,7 @@ def test_power_above_the_level_on_a_shift():
     rejections = dict.fromkeys(_make_tests(0), 0)
     with threadpool_limits(1):
         for rep in range(n_rep):
-            X_a, X_b = _shifted(40_000 + rep, 60, 60, shift=0.6)
+            X_a, X_b = shifted_samples(40_000 + rep, 60, 60, shift=0.6)
             for name, test in _make_tests(rep).items():
                 rejections[name] += test.test(X_a, X_b).p_value <= 0.05
     for name, count in rejections.items():
@@ -183,7 +179,7 @@ def test_power_above_the_level_on_a_shift():
 
 
 def test_deterministic_given_random_state():
-    X_a, X_b = _shifted(5, 50, 45, shift=0.3)
+    X_a, X_b = shifted_samples(5, 50, 45, shift=0.3)
     for name, test in _make_tests(7).items():
         again = _make_tests(7)[name]
         assert test.test(X_a, X_b) == again.test(X_a, X_b), name
@@ -199,6 +195,6 @@ def test_deterministic_given_random_state():
 
 
 def test_smallest_samples_work():
-    X_a, X_b = _shifted(6, 2, 2)
+    X_a, X_b = shifted_samples(6, 2, 2)
     for test in _make_tests(0).values():
         assert 0 < test.test(X_a, X_b).p_value <= 1

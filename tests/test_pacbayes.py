@@ -89,13 +89,6 @@ def binary_data():
 
 
 @pytest.fixture(scope="module")
-def multi_data():
-    X, y = make_classification(n_samples=300, n_features=10, n_informative=6, n_classes=4, n_clusters_per_class=1,
-                               flip_y=0.1, random_state=1)
-    return X[:200], y[:200], X[200:], y[200:]
-
-
-@pytest.fixture(scope="module")
 def fitted(binary_data):
     """One fit per weighting on the binary data (20 trees, full depth)."""
     X, y, _, _ = binary_data

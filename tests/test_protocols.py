@@ -202,24 +202,25 @@ def test_sample_synthetic_equals_load_synthetic(generator):
     np.testing.assert_array_equal(y2, ds.y)
 
 
-def test_generator_registry(monkeypatch):
+def test_generator_registry():
     assert {"ringnorm", "twonorm"} <= set(GENERATORS)
-    monkeypatch.setattr(_synthetic, "GENERATORS", dict(GENERATORS))
+    try:
+        @register_generator("shifted")
+        def shifted(n_samples, n_features, rng_or_seed, delta=1.0):
+            rng = np.random.default_rng(rng_or_seed)
+            y = np.where(rng.random(n_samples) < 0.5, 1, -1)
+            return rng.standard_normal((n_samples, n_features)) + delta * (y[:, None] > 0), y
 
-    @register_generator("shifted")
-    def shifted(n_samples, n_features, rng_or_seed, delta=1.0):
-        rng = np.random.default_rng(rng_or_seed)
-        y = np.where(rng.random(n_samples) < 0.5, 1, -1)
-        return rng.standard_normal((n_samples, n_features)) + delta * (y[:, None] > 0), y
-
-    assert _synthetic.GENERATORS["shifted"] is shifted
-    cfg = _synth_cfg("shifted", delta=3.0, n_features=2)
-    X, y = sample_synthetic(cfg, 2000, 1)
-    assert X.shape == (2000, 2) and X[y == 1].mean() - X[y == -1].mean() == pytest.approx(3.0, abs=0.15)
-    with pytest.raises(ValueError, match="already registered"):
-        register_generator("shifted", lambda n, d, r: None)
-    with pytest.raises(DatasetError, match=r"`source.sigma` is not a parameter of the shifted generator"):
-        sample_synthetic(_synth_cfg("shifted", sigma=2.0), 10, 0)
+        assert GENERATORS["shifted"] is shifted
+        cfg = _synth_cfg("shifted", delta=3.0, n_features=2)
+        X, y = sample_synthetic(cfg, 2000, 1)
+        assert X.shape == (2000, 2) and X[y == 1].mean() - X[y == -1].mean() == pytest.approx(3.0, abs=0.15)
+        with pytest.raises(ValueError, match="already registered"):
+            register_generator("shifted", lambda n, d, r: None)
+        with pytest.raises(DatasetError, match=r"`source.sigma` is not a parameter of the shifted generator"):
+            sample_synthetic(_synth_cfg("shifted", sigma=2.0), 10, 0)
+    finally:
+        GENERATORS.pop("shifted", None)  # the registry is module state: leave it as found
 
 
 def test_sample_synthetic_errors():

@@ -10,7 +10,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import roc_auc_score
 
 from forestlab.learners._rankboost import TIE_TOL, RankBoost, stump_candidates
-from tests.test_learners_common import check_ranker
+from forestlab.learners.checks import check_ranker
 
 
 def shifted_gaussians(n: int, q: int = 4, seed: int = 0, shift: float = 1.0) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ from forestlab.errors import ConfigError, DatasetError
 from forestlab.learners import BreimanForestClassifier
 from forestlab.learners._cache import FitCache, fit_with_cache
 from forestlab.metrics import METRICS, auc, risk
-from forestlab.protocols import derive_seed
+from forestlab.seeds import derive_seed
 from forestlab.selection import SELECTION_KINDS, is_optimistic, select_and_fit, selection_spec
 
 

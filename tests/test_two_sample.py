@@ -27,13 +27,9 @@ from forestlab.learners._two_sample import (
     mmd2_unbiased,
     rank_sum_test,
 )
+from tests.conftest import shifted_samples
 
 CHEAP_RANKER = {"max_depth": 2}  # a small tree for the replicated level checks
-
-
-def _shifted(seed, n_a=100, n_b=100, q=3, shift=0.0):
-    rng = np.random.default_rng(seed)
-    return rng.normal(shift, 1.0, (n_a, q)), rng.normal(0.0, 1.0, (n_b, q))
 
 
 def _brute_force_law(ranks, n):
@@ -111,7 +107,7 @@ def test_all_scores_tied_gives_p_one():
 
 
 def test_treerank_wilcoxon_split_ranker_and_auc():
-    X_a, X_b = _shifted(0, 101, 80, shift=0.5)
+    X_a, X_b = shifted_samples(0, 101, 80, shift=0.5)
     test = TreeRankWilcoxonTest(train_fraction=0.6, random_state=0)
     result = test.test(X_a, X_b)
     assert isinstance(result, TestResult)
@@ -129,7 +125,7 @@ def test_treerank_wilcoxon_split_ranker_and_auc():
 
 
 def test_treerank_wilcoxon_auc_is_the_test_auc_of_the_score():
-    X_a, X_b = _shifted(1, 60, 70, shift=0.7)
+    X_a, X_b = shifted_samples(1, 60, 70, shift=0.7)
     test = TreeRankWilcoxonTest(random_state=5)
     test.test(X_a, X_b)
     # redo the split with the same draws: the AUC of the fitted ranker on the test parts
@@ -155,7 +151,7 @@ def _mmd2_u_double_loop(X, Y, sigma):
 
 
 def test_unbiased_mmd_matches_double_loop():
-    X, Y = _shifted(2, 9, 13, q=4, shift=0.3)
+    X, Y = shifted_samples(2, 9, 13, q=4, shift=0.3)
     sigma = 1.7
     K = gaussian_kernel_matrix(np.vstack([X, Y]), sigma)
     assert mmd2_unbiased(K, 9) == pytest.approx(_mmd2_u_double_loop(X, Y, sigma), rel=1e-10, abs=1e-13)
@@ -165,7 +161,7 @@ def test_unbiased_mmd_matches_double_loop():
 
 
 def test_permutation_null_statistics_match_slow_recomputation():
-    X, Y = _shifted(3, 11, 7, q=2)
+    X, Y = shifted_samples(3, 11, 7, q=2)
     Z = np.vstack([X, Y])
     test = MMDTest(n_permutations=30, random_state=7)
     result = test.test(X, Y)
@@ -204,7 +200,7 @@ def _scaled_biased_mmd_under_relabellings(K, m, B, seed):
 
 
 def test_gamma_null_moments_match_the_permutation_moments():
-    X, Y = _shifted(4, 90, 130, q=4)
+    X, Y = shifted_samples(4, 90, 130, q=4)
     K = gaussian_kernel_matrix(np.vstack([X, Y]), median_heuristic(np.vstack([X, Y])))
     mean, var = mmd2_null_moments(K, 90)
     T = _scaled_biased_mmd_under_relabellings(K, 90, 20000, seed=0)
@@ -220,7 +216,7 @@ def test_gamma_null_moments_match_the_permutation_moments():
 
 
 def test_gamma_moments_reduce_to_grettons_for_equal_sizes():
-    X, Y = _shifted(5, 400, 400, q=3)
+    X, Y = shifted_samples(5, 400, 400, q=3)
     m = 400
     K = gaussian_kernel_matrix(np.vstack([X, Y]), median_heuristic(np.vstack([X, Y])))
     mean, var = mmd2_null_moments(K, m)
@@ -235,7 +231,7 @@ def test_gamma_moments_reduce_to_grettons_for_equal_sizes():
 
 
 def test_mmd_timing_scale_uses_unequal_sizes():
-    X, Y = _shifted(6, 37, 61, q=2, shift=0.1)
+    X, Y = shifted_samples(6, 37, 61, q=2, shift=0.1)
     test = MMDTest(n_permutations=50, random_state=0)
     test.test(X, Y)
     assert test.null_statistics_.shape == (50,)
@@ -259,7 +255,7 @@ def test_level_under_the_null():
     rejections = Counter()
     with threadpool_limits(1):  # small matrices: one BLAS thread is faster (and steadier on a busy machine)
         for rep in range(n_rep):
-            X_a, X_b = _shifted(10_000 + rep, 100, 100, q=3)
+            X_a, X_b = shifted_samples(10_000 + rep, 100, 100, q=3)
             for name, test in _make_tests(rep).items():
                 rejections[name] += test.test(X_a, X_b).p_value <= 0.05
     low, high = stats.binom.interval(0.99, n_rep, 0.05)
@@ -268,14 +264,14 @@ def test_level_under_the_null():
 
 
 def test_power_on_a_clear_shift():
-    X_a, X_b = _shifted(20, 100, 100, q=3, shift=0.8)
+    X_a, X_b = shifted_samples(20, 100, 100, q=3, shift=0.8)
     for name, test in _make_tests(0).items():
         assert test.test(X_a, X_b).p_value < 0.01, name
     assert TreeRankWilcoxonTest(random_state=0).test(X_a, X_b).p_value < 0.01  # the full TRK_CART too
 
 
 def test_deterministic_given_random_state():
-    X_a, X_b = _shifted(21, 80, 90, q=3, shift=0.2)
+    X_a, X_b = shifted_samples(21, 80, 90, q=3, shift=0.2)
     for make in (lambda s: TreeRankWilcoxonTest(random_state=s), lambda s: MMDTest(n_permutations=99, random_state=s),
                  lambda s: TreeRankWilcoxonTest(method="permutation", n_permutations=99, random_state=s)):
         assert make(3).test(X_a, X_b) == make(3).test(X_a, X_b)
@@ -306,7 +302,7 @@ def test_bad_input_gives_a_clear_error(cls, X_a, X_b, message):
 
 
 def test_bad_parameters_give_a_clear_error():
-    X_a, X_b = _shifted(22, 20, 20)
+    X_a, X_b = shifted_samples(22, 20, 20)
     with pytest.raises(ValueError, match="random_state"):
         TreeRankWilcoxonTest(ranker_params={"random_state": 1}).test(X_a, X_b)
     with pytest.raises(ValueError, match="max_dpth"):
@@ -318,7 +314,7 @@ def test_bad_parameters_give_a_clear_error():
 
 
 def test_smallest_samples_work():
-    X_a, X_b = _shifted(23, 2, 2)
+    X_a, X_b = shifted_samples(23, 2, 2)
     for test in (TreeRankWilcoxonTest(random_state=0), MMDTest(random_state=0), MMDTest(null_distribution="gamma")):
         assert 0 < test.test(X_a, X_b).p_value <= 1
 

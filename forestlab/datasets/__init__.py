@@ -11,6 +11,13 @@ Sources (``source.kind``): ``uci`` (files of the UCI archive, verified by SHA-25
 documented in ``data/README.md``.
 """
 
+# The generated problems register on import: Breiman's first, then depecker2010's (the order messages list them in).
+from forestlab.datasets import _synthetic  # noqa: F401
+
+# isort: split
+from forestlab.datasets import _ranking_toys  # noqa: F401
+
+# isort: split
 from forestlab.datasets._base import Dataset
 from forestlab.datasets._fetch import MIRROR_ENV
 from forestlab.datasets._load import clear_cache, dataset_files, load_dataset, verify_dataset

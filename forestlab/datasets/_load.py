@@ -35,6 +35,12 @@ from forestlab.datasets._base import (
     plain,
 )
 from forestlab.datasets._fetch import resolve_mirror
+from forestlab.datasets._file import load_file
+from forestlab.datasets._mnist import clear_raw_cache, load_mnist, mnist_files
+from forestlab.datasets._openml import load_openml
+from forestlab.datasets._sklearn import load_sklearn
+from forestlab.datasets._synthetic import load_synthetic
+from forestlab.datasets._uci import load_uci, uci_files
 from forestlab.errors import DatasetError, ForestlabError, one_line
 
 # Top-level keys a dataset config may have (anything else is a typo, reported as such).
@@ -86,29 +92,8 @@ def _validate(cfg: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _loader(kind: str) -> Loader:
-    if kind == "uci":
-        from forestlab.datasets._uci import load_uci
-
-        return load_uci
-    if kind == "mnist":
-        from forestlab.datasets._mnist import load_mnist
-
-        return load_mnist
-    if kind == "sklearn":
-        from forestlab.datasets._sklearn import load_sklearn
-
-        return load_sklearn
-    if kind == "synthetic":
-        from forestlab.datasets._synthetic import load_synthetic
-
-        return load_synthetic
-    if kind == "openml":
-        from forestlab.datasets._openml import load_openml
-
-        return load_openml
-    from forestlab.datasets._file import load_file
-
-    return load_file
+    return {"uci": load_uci, "mnist": load_mnist, "sklearn": load_sklearn, "synthetic": load_synthetic,
+            "openml": load_openml}.get(kind, load_file)
 
 
 def _load(cfg: Mapping[str, Any], data_dir: str | os.PathLike[str], mirror: str | os.PathLike[str] | None,
@@ -340,8 +325,6 @@ def _cache_bytes() -> int:
 
 def clear_cache() -> None:
     """Forget the datasets loaded in this process (the next :func:`load_dataset` parses the files again)."""
-    from forestlab.datasets._mnist import clear_raw_cache
-
     with _cache_lock:
         _cache.clear()
     clear_raw_cache()
@@ -385,12 +368,8 @@ def dataset_files(cfg: Mapping[str, Any]) -> list[str]:
     cfg = plain(cfg)
     name, kind = _validate(cfg)
     if kind == "uci":
-        from forestlab.datasets._uci import uci_files
-
         return uci_files(cfg, name)
     if kind == "mnist":
-        from forestlab.datasets._mnist import mnist_files
-
         return mnist_files(cfg)
     if kind == "file":
         return [str(cfg["source"].get("path", ""))]

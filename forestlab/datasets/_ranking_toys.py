@@ -60,7 +60,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from forestlab.datasets._synthetic import register_generator
+from forestlab._values import is_number
+from forestlab.datasets._generators import _RESERVED, register_generator
 from forestlab.errors import DatasetError
 
 __all__ = [
@@ -217,7 +218,7 @@ def gauss_quad2d(n_samples: int = DEFAULT_N_SAMPLES, n_features: int = 2,
 def _shift_params(n_features: int, delta: Any, log10_sigma2: Any, shift: Any) -> tuple[np.ndarray, float]:
     """(the unit direction v, sigma) of gauss_shift, checked."""
     for key, value in (("delta", delta), ("log10_sigma2", log10_sigma2)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not is_number(value) or not math.isfinite(value):
             raise DatasetError(f"the gauss_shift generator: `source.{key}` must be a number, got {value!r}")
     if delta < 0:
         raise DatasetError(f"the gauss_shift generator: `source.delta` must be >= 0, got {delta!r}")
@@ -524,7 +525,7 @@ def _delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
 
 def _monte_carlo(problem: RankingToy, n_features: int, params: dict[str, Any], n_mc: int,
                  seed: int) -> OptimalROC:
-    from forestlab.metrics import roc_curve
+    from forestlab.metrics import roc_curve  # local: metrics loads scikit-learn, only the Monte Carlo path needs it
 
     X, y = problem.generator(n_mc, n_features, seed, **params)
     score = problem.llr(X, **params)
@@ -585,8 +586,6 @@ def optimal_roc(name: str, params: Mapping[str, Any] | None = None, *, n_mc: int
 def optimal_roc_for(ds_cfg: Mapping[str, Any], **kwargs: Any) -> OptimalROC:
     """ROC* and AUC* of a synthetic dataset config (``source.generator`` and its parameters, ``n_features``
     included), for reports and figures: nothing is fitted or sampled unless ``method="mc"``."""
-    from forestlab.datasets._synthetic import _RESERVED
-
     source = ds_cfg.get("source") or {}
     if source.get("kind") != "synthetic" or source.get("generator") not in OPTIMAL:
         name = ds_cfg.get("name", "<unnamed>")

@@ -1,5 +1,6 @@
 """Generated problems (``source.kind: synthetic``): Breiman's (1996) ringnorm and twonorm, and depecker2010's
-simulated problems (:mod:`forestlab.datasets._ranking_toys`, registered when this module is imported).
+simulated problems (:mod:`forestlab.datasets._ranking_toys`; both register with :mod:`forestlab.datasets._generators`,
+when :mod:`forestlab.datasets` is imported).
 
 Both are d-dimensional (20 by default, as in Breiman's "Bias, variance and arcing classifiers" and DELVE) with
 equal class priors: each point's class is drawn with probability 1/2, then its features.
@@ -10,57 +11,29 @@ equal class priors: each point's class is drawn with probability 1/2, then its f
 with a = 2 / sqrt(d) (the DELVE description; configurable as ``source.a``). Points come from
 ``numpy.random.default_rng(random_state)``, so the same config gives the same arrays on every machine.
 
-Generators live in the registry :data:`GENERATORS` (name -> ``generator(n_samples, n_features, rng_or_seed,
-**params) -> (X, y)``); :func:`register_generator` adds one, so a dataset config can name it as
-``source.generator``. Every other key of ``source`` (besides ``kind``, ``generator``, ``n_samples``, ``n_features``
-and ``random_state``) is passed to the generator as a keyword parameter. :func:`sample_synthetic` draws ``n``
-points with any seed (the ``resample`` protocol's fresh training sets and its fixed test set).
-"""
+Generators live in the registry :data:`forestlab.datasets._generators.GENERATORS` (name -> ``generator(n_samples,
+n_features, rng_or_seed, **params) -> (X, y)``); :func:`register_generator` adds one, so a dataset config can name
+it as ``source.generator``. Every other key of ``source`` (besides ``kind``, ``generator``, ``n_samples``,
+``n_features`` and ``random_state``) is passed to the generator as a keyword parameter. :func:`sample_synthetic`
+draws ``n`` points with any seed (the ``resample`` protocol's fresh training sets and its fixed test set). """
 
 from __future__ import annotations
 
 import inspect
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from forestlab._values import is_int
 from forestlab.datasets._base import Dataset, check_shape, make_dataset
+from forestlab.datasets._generators import _RESERVED, GENERATORS, Generator, register_generator
 from forestlab.errors import DatasetError
 
 DEFAULT_N_SAMPLES = 7400
 DEFAULT_N_FEATURES = 20
-
-#: A generator: ``(n_samples, n_features, rng_or_seed, **params) -> (X, y)``, y in {-1, +1}. ``rng_or_seed`` is an
-#: int seed or a ``numpy.random.Generator``; the same seed must give the same arrays on every machine.
-Generator = Callable[..., tuple[np.ndarray, np.ndarray]]
-
-#: Generator name (``source.generator``) -> generator.
-GENERATORS: dict[str, Generator] = {}
-
-#: ``source`` keys that are not generator parameters.
-_RESERVED = ("kind", "generator", "n_samples", "n_features", "random_state")
-
-
-def register_generator(name: str, generator: Generator | None = None) -> Any:
-    """Register ``generator`` under ``name`` (also usable as a decorator: ``@register_generator("gauss")``).
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is already registered to another function.
-    """
-
-    def add(func: Generator) -> Generator:
-        if name in GENERATORS and GENERATORS[name] is not func:
-            raise ValueError(f"a synthetic generator named '{name}' is already registered")
-        GENERATORS[name] = func
-        return func
-
-    return add if generator is None else add(generator)
-
 
 def ringnorm(n_samples: int = DEFAULT_N_SAMPLES, n_features: int = DEFAULT_N_FEATURES,
              random_state: int | np.random.Generator = 0, a: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +66,7 @@ def _generate(kind: str, n_samples: int, n_features: int, random_state: int | np
 
 def _int(source: Mapping[str, Any], key: str, default: int, name: str, minimum: int) -> int:
     value = source.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise DatasetError(f"dataset '{name}': `source.{key}` must be an integer >= {minimum}, got {value!r}")
     return value
 
@@ -153,7 +126,7 @@ def sample_synthetic(ds_cfg: Mapping[str, Any], n: int, seed: int) -> tuple[np.n
     if source.get("kind") != "synthetic":
         raise DatasetError(f"dataset '{name}' is not generated (source.kind={source.get('kind')!r}, not synthetic)")
     generator = _generator(ds_cfg, name)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+    if not is_int(n) or n < 0:
         raise DatasetError(f"dataset '{name}': cannot draw {n!r} points from {generator}")
     d = _int(source, "n_features", DEFAULT_N_FEATURES, name, 1)
     func = GENERATORS[generator]
@@ -180,7 +153,3 @@ def load_synthetic(cfg: Mapping[str, Any], *, name: str, data_dir: str | os.Path
         check_shape(name, X, cfg["shape"], f"the {generator} generator (source.n_samples={n}, "
                     f"source.n_features={d}; set `shape` to [{n}, {d}] when you change them)")
     return make_dataset(name, X, y, "binary", [f"x{i + 1}" for i in range(d)], ("2", "1")), []
-
-
-# depecker2010's simulated problems register their generators (unif2d, gauss_croix2d, ..., gauss_shift) on import.
-from forestlab.datasets import _ranking_toys  # noqa: E402,F401

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from forestlab._values import is_int
 from forestlab.datasets._base import TASKS, Dataset, as_list, check_learnable, check_shape, make_dataset
 from forestlab.errors import DatasetError
 
@@ -89,7 +90,7 @@ def norm_token(value: Any) -> str:
         value = value.decode("utf-8", "replace")
     if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
         return str(int(value))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if is_int(value):
         return str(int(value))
     text = str(value).strip()
     try:

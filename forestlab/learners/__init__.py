@@ -22,13 +22,15 @@ for every learner that weighs them (RF, SORF, MinCq, and their PAC-Bayes success
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from forestlab.errors import ConfigError
 from forestlab.learners._base import RunReportMixin, TestResult, run_report
 from forestlab.learners._chreg import ChReg
 from forestlab.learners._courses import ErrorEstimatesForest, GradientBoostingCurves, ImportanceForest
-from forestlab.learners._data_rules import check_params_for_data
+from forestlab.learners._data_rules import data_problems
 from forestlab.learners._forest import BreimanForestClassifier, resolve_max_features
 from forestlab.learners._kernel import RBFSVC, ForestKernelSVC, forest_kernel, kernel_target_alignment
 from forestlab.learners._modern_rankers import (
@@ -164,6 +166,53 @@ def get_learner(name: str) -> type:
         If ``name`` is not registered; the message lists the valid names.
     """
     return get_entry(name).cls
+
+
+def check_params_for_data(estimator: str, params: Mapping[str, Any], n_samples: int, n_features: int,
+                          n_classes: int, grid: Mapping[str, Sequence[Any]] | None = None) -> list[str]:
+    """One sentence per parameter that cannot apply to data of this shape; [] when every one can.
+
+    The learner's own rule, the one its ``fit`` raises a ValueError with, applied before any run.
+
+    Parameters
+    ----------
+    estimator : str
+        The registry name (``estimator:`` of ``conf/algorithm/*.yaml``), e.g. ``"rf"``.
+    params : mapping
+        The algorithm's parameters as the runner passes them (the learner's defaults fill the others).
+    n_samples : int
+        The points a fit sees: the size of the training part of a split (a two-sample test: its pooled samples).
+    n_features : int
+        The data's features (columns).
+    n_classes : int
+        The data's classes.
+    grid : mapping of str to sequence, optional
+        A hyperparameter grid searched over ``params`` (pass it only when a selection searches it; a selection's
+        ``proxy`` overrides can be passed as a grid of one value each): every grid point is checked, a problem
+        that only a grid point has marked ``(grid)``.
+
+    Returns
+    -------
+    list of str
+        E.g. ``["max_features=1000 exceeds the 60 features of the data"]``.
+
+    Raises
+    ------
+    ConfigError
+        If ``estimator`` is not registered.
+    """
+    cls = get_entry(estimator).cls
+    problems = data_problems(cls, params, n_samples, n_features, n_classes)
+    seen = set(problems)
+    if grid:
+        from sklearn.model_selection import ParameterGrid
+
+        for point in ParameterGrid({k: list(v) for k, v in grid.items()}):  # the points the selection fits
+            for problem in data_problems(cls, {**params, **point}, n_samples, n_features, n_classes):
+                if problem not in seen:
+                    seen.add(problem)
+                    problems.append(f"{problem} (grid)")
+    return problems
 
 
 __all__ = [

@@ -4,11 +4,12 @@ A learner whose parameters can name more than the data hold (``max_features=1000
 points, ...) declares ``_data_problems(params, n_samples, n_features, n_classes) -> list[str]`` (a staticmethod):
 one sentence per parameter that cannot apply to data of that shape, naming the parameter, its value and the data's
 size. ``fit`` raises a ValueError with those sentences (:func:`raise_data_problems`) instead of clipping the value;
-:func:`check_params_for_data` gives them for a registry name and a config's parameters (and grid), so a run that
-would fail on them is refused before it starts. A value a learner *derives* from the data by its documented
-definition (a fraction of the features, at least 1; ``"sqrt"``; a bootstrap sample of ``round(f n)`` rows, at least
-2) is not a problem: the learner reports the applied value in a fitted attribute.
+:func:`forestlab.learners.check_params_for_data` gives them for a registry name and a config's parameters (and
+grid), so a run that would fail on them is refused before it starts. A value a learner *derives* from the data by
+its documented definition (a fraction of the features, at least 1; ``"sqrt"``; a bootstrap sample of ``round(f n)``
+rows, at least 2) is not a problem: the learner reports the applied value in a fitted attribute.
 
+>>> from forestlab.learners import check_params_for_data
 >>> check_params_for_data("rf", {"max_features": 1000}, n_samples=200, n_features=60, n_classes=2)
 ['max_features=1000 exceeds the 60 features of the data']
 >>> check_params_for_data("rf", {"max_features": "sqrt"}, n_samples=200, n_features=60, n_classes=2)
@@ -19,12 +20,12 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_params_for_data", "count_exceeds", "data_problems", "raise_data_problems"]
+__all__ = ["count_exceeds", "data_problems", "raise_data_problems"]
 
 
 def count_exceeds(name: str, value: Any, available: int, what: str) -> str | None:
@@ -61,56 +62,7 @@ def data_problems(cls: type, params: Mapping[str, Any], n_samples: int, n_featur
 
 def raise_data_problems(estimator: Any, n_samples: int, n_features: int, n_classes: int) -> None:
     """ValueError naming every parameter of ``estimator`` that cannot apply to data of this shape (what fit calls,
-    with the rule :func:`check_params_for_data` applies before the run)."""
+    with the rule :func:`forestlab.learners.check_params_for_data` applies before the run)."""
     problems = data_problems(type(estimator), estimator.get_params(deep=False), n_samples, n_features, n_classes)
     if problems:
         raise ValueError(f"{type(estimator).__name__}: " + "; ".join(problems))
-
-
-def check_params_for_data(estimator: str, params: Mapping[str, Any], n_samples: int, n_features: int,
-                          n_classes: int, grid: Mapping[str, Sequence[Any]] | None = None) -> list[str]:
-    """One sentence per parameter that cannot apply to data of this shape; [] when every one can.
-
-    The learner's own rule, the one its ``fit`` raises a ValueError with, applied before any run.
-
-    Parameters
-    ----------
-    estimator : str
-        The registry name (``estimator:`` of ``conf/algorithm/*.yaml``), e.g. ``"rf"``.
-    params : mapping
-        The algorithm's parameters as the runner passes them (the learner's defaults fill the others).
-    n_samples : int
-        The points a fit sees: the size of the training part of a split (a two-sample test: its pooled samples).
-    n_features : int
-        The data's features (columns).
-    n_classes : int
-        The data's classes.
-    grid : mapping of str to sequence, optional
-        A hyperparameter grid searched over ``params`` (pass it only when a selection searches it; a selection's
-        ``proxy`` overrides can be passed as a grid of one value each): every grid point is checked, a problem
-        that only a grid point has marked ``(grid)``.
-
-    Returns
-    -------
-    list of str
-        E.g. ``["max_features=1000 exceeds the 60 features of the data"]``.
-
-    Raises
-    ------
-    ConfigError
-        If ``estimator`` is not registered.
-    """
-    from forestlab.learners import get_entry
-
-    cls = get_entry(estimator).cls
-    problems = data_problems(cls, params, n_samples, n_features, n_classes)
-    seen = set(problems)
-    if grid:
-        from sklearn.model_selection import ParameterGrid
-
-        for point in ParameterGrid({k: list(v) for k, v in grid.items()}):  # the points the selection fits
-            for problem in data_problems(cls, {**params, **point}, n_samples, n_features, n_classes):
-                if problem not in seen:
-                    seen.add(problem)
-                    problems.append(f"{problem} (grid)")
-    return problems

@@ -25,7 +25,6 @@ docstring says how the SVM receives them.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any, ClassVar
@@ -40,6 +39,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab._values import is_int
 from forestlab.learners._base import PositiveGrid, RunReportMixin, check_test_pair, check_two_classes
 from forestlab.learners._cache import FitCache, fit_with_cache
 from forestlab.learners._data_rules import raise_data_problems
@@ -310,7 +310,7 @@ def derived_seeds(random_state: Any, n: int) -> tuple[int, list[int]]:
     The base is ``random_state`` itself when it is an int, so a forest grown with it is the forest another learner
     grows with the same ``random_state`` (the runner's ``seed_tag``); the others come from NumPy's SeedSequence.
     """
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    if is_int(random_state):
         base = int(random_state)
     else:
         base = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))

@@ -9,7 +9,6 @@ diagnostics in :mod:`forestlab.learners._bounds`.
 
 from __future__ import annotations
 
-import numbers
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -21,6 +20,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab._values import is_int
 from forestlab.errors import ForestlabError
 from forestlab.learners._base import PositiveGrid, RunReportMixin
 from forestlab.learners._bounds import pac_bayes_diagnostics
@@ -82,7 +82,7 @@ def mixed_seeds(random_state: Any) -> tuple[int | None, int | None]:
     """
     if random_state is None:
         return None, None
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    if is_int(random_state):
         words = np.random.SeedSequence([int(random_state), MIXED_SEED_SALT]).generate_state(2, dtype=np.uint32)
         return int(words[0]) & 0x7FFFFFFF, int(words[1]) & 0x7FFFFFFF
     rng = check_random_state(random_state)

@@ -27,6 +27,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from forestlab._values import is_int
 from forestlab.learners._base import (
     BipartiteRankerMixin,
     IntNotBool,
@@ -344,8 +345,7 @@ dyadic_resolution
         the training points (``bootstrap=False``)."""
         problems = treerank_data_problems(params, n_features)
         max_samples = params.get("max_samples")
-        if (not params.get("bootstrap", True) and isinstance(max_samples, numbers.Integral)
-                and not isinstance(max_samples, bool) and int(max_samples) > n_samples):
+        if not params.get("bootstrap", True) and is_int(max_samples) and int(max_samples) > n_samples:
             problems.append(f"max_samples={int(max_samples)} distinct rows cannot be drawn from the {n_samples} "
                             "training points of the data (bootstrap=False): give at most n, or a fraction")
         return problems

@@ -9,7 +9,6 @@ bag and the optimisers are documented in :mod:`forestlab.learners._pacbayes_succ
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,6 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
+from forestlab._values import is_int
 from forestlab.learners._cache import FitCache
 from forestlab.learners._forest import FOREST_PARAMETER_CONSTRAINTS
 from forestlab.learners._pacbayes import DELTA, REGIMES, PACBayesForestClassifier
@@ -38,7 +38,7 @@ def half_split_seed(random_state: Any) -> int | None:
     an int (so the split differs from the forest's own draws), a draw of a ``RandomState``, None for None."""
     if random_state is None:
         return None
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    if is_int(random_state):
         return int(np.random.SeedSequence([int(random_state), HALF_SEED_SALT]).generate_state(1)[0]) & 0x7FFFFFFF
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 

@@ -37,6 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from forestlab.learners._base import IntNotBool, TestResult
 from forestlab.learners._data_rules import raise_data_problems
+from forestlab.learners._pruning import PrunedTreeRank
 from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, treerank_data_problems
 
 __all__ = ["GAMMA_STATISTIC", "MEDIAN_MAX_POINTS", "MMDTest", "PERMUTATION_STATISTIC", "TRK_CART_PARAMS",
@@ -496,8 +497,6 @@ class TreeRankWilcoxonTest(BaseEstimator):
             if self.scorer == "treerank":
                 ranker = TreeRank(**params, random_state=ranker_seed)
             else:
-                from forestlab.learners._pruning import PrunedTreeRank
-
                 ranker = PrunedTreeRank(**params, random_state=ranker_seed)
             ranker.fit(X_learn, y_learn)
             scores = ranker.decision_function(X_test)

@@ -9,8 +9,9 @@ No module here knows a study by name: what is specific to a study lives in :mod:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from forestlab.config import resolve_path
+from forestlab.experiment import Experiment
 from forestlab.report.compare import compare_experiment
 from forestlab.report.figures import render_figures
 from forestlab.report.tables import render_tables
@@ -19,17 +20,13 @@ from forestlab.results import ExperimentResults, load_results
 __all__ = ["compare_experiment", "experiment_results", "output_dir", "render_figures", "render_tables"]
 
 
-def experiment_results(experiment: Any) -> ExperimentResults:
+def experiment_results(experiment: Experiment) -> ExperimentResults:
     """The stored results of a resolved experiment (read only)."""
-    from forestlab.config import resolve_path
-
     return load_results(experiment, resolve_path(experiment.paths["results_dir"]), metrics=experiment.metrics)
 
 
-def output_dir(experiment: Any, kind: str) -> Path:
+def output_dir(experiment: Experiment, kind: str) -> Path:
     """``<reports_dir>/<kind>/<experiment>`` (``<experiment>-smoke`` for smoke runs, which never overwrite the
     experiment's own tables and figures)."""
-    from forestlab.config import resolve_path
-
     root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
     return root / kind / (f"{experiment.name}-smoke" if experiment.smoke else experiment.name)

@@ -14,16 +14,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from forestlab.errors import ConfigError
 from forestlab.report.tables import smoke_note, to_markdown
-from forestlab.results import ExperimentResults, summarise
+from forestlab.results import ExperimentResults, measure_value, summarise
 from forestlab.stats import pair_table, pairs_of
+from forestlab.studies import get_study, judge_all_cached
 
 
 def read_published(study: str | None, filename: str) -> pd.DataFrame:
     """A published table of ``study`` in long form: columns dataset, algorithm, metric, value."""
-    from forestlab.errors import ConfigError
-    from forestlab.studies import get_study
-
     if not study:
         raise ConfigError(f"a table names the published file '{filename}' but its experiment has no study")
     return get_study(study).read_published(filename)
@@ -39,8 +38,6 @@ def comparison_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFra
     published value left empty (a number lost in the source, e.g. to OCR) gives a row with ``published`` NaN and
     the file's ``note``: shown, never judged.
     """
-    from forestlab.report.tables import measure_value
-
     published = read_published(res.study, spec["published"])
 
     def published_key(c: dict[str, Any], what: str) -> tuple[str, str]:
@@ -154,8 +151,6 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
             written[f"{spec['name']}_pairs.csv"] = csv
     res = everything
     if claims:
-        from forestlab.studies import judge_all_cached
-
         out.append("\n-- claims" + (" (smoke runs: none is judged; each test runs as a check of the code)"
                                      if res.smoke else ""))
         for name, j in zip(claims, judge_all_cached(claims, res), strict=True):

@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from forestlab.results import ExperimentResults, summarise
+from forestlab.metrics import direction
+from forestlab.results import ExperimentResults, measure_value, summarise
+from forestlab.stats import higher_is_better
 
 __all__ = ["Comparison", "FriedmanResult", "comparisons", "draw_cd_diagram", "friedman_nemenyi", "score_matrix"]
 
@@ -105,8 +107,6 @@ class FriedmanResult:
 
 def comparisons(spec: dict[str, Any]) -> list[Comparison]:
     """The multi-learner comparisons a table spec makes (see the module docstring), in the order of its cells."""
-    from forestlab.metrics import direction
-
     by_metric: dict[tuple[str, bool], list[str]] = {}
     for cell in spec.get("cells") or []:
         name, measure = (cell.get("metric"), False) if "metric" in cell else (cell.get("measure"), True)
@@ -130,8 +130,6 @@ def comparisons(spec: dict[str, Any]) -> list[Comparison]:
 def score_matrix(res: ExperimentResults, comparison: Comparison) -> pd.DataFrame:
     """Datasets x algorithms: each algorithm's mean over the seeds on each dataset (the measure's value for a
     measure), NaN where it has no run."""
-    from forestlab.report.tables import measure_value
-
     rows = {}
     for dataset in res.datasets:
         row = {}
@@ -149,8 +147,6 @@ def friedman_nemenyi(scores: pd.DataFrame, metric: str, *, alpha: float = 0.05) 
     :data:`MIN_DATASETS` datasets have a value for every algorithm, or fewer than :data:`MIN_ALGORITHMS`
     algorithms)."""
     import scikit_posthocs as sp
-
-    from forestlab.stats import higher_is_better
 
     up = higher_is_better(metric)
     complete = scores.dropna(axis=0, how="any")

@@ -3,7 +3,6 @@
 Kinds (``experiment.figures[i].kind``):
 
 - ``error_curves``: one panel per dataset, several named curves of one algorithm against the number of trees;
-- ``roc``: one panel per dataset, the ROC curve of each algorithm;
 - ``curves_by_algorithm``: one panel per dataset, one curve (e.g. ``test_error``) of several algorithms against the
   number of trees (bagging vs forest vs boosting on one dataset, say);
 - ``importance``: one row per dataset and one panel per importance measure, bars of the mean importance per
@@ -45,14 +44,16 @@ from typing import Any
 import numpy as np
 
 from forestlab.errors import ConfigError
-from forestlab.results import ExperimentResults
+from forestlab.metrics import ROC_GRID, _tpr_at, roc_curve
+from forestlab.metrics import roc_envelope as envelope
+from forestlab.report.compare import read_published
+from forestlab.results import ExperimentResults, measure_value
+from forestlab.stats import paired_values
 
 
 def _optimal_roc(ax: Any, res: ExperimentResults, dataset: str) -> None:
     """Draw the dataset's optimal ROC curve ROC* (solid red, as depecker2010 draws it) when its runs recorded one
     (a generated problem whose optimal ranking is known)."""
-    from forestlab.metrics import ROC_GRID
-
     info = res.datasets_info.get(dataset) or {}
     if info.get("roc_star_tpr"):
         ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), color="red", lw=1.2,
@@ -112,37 +113,18 @@ def error_curves(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
-def roc_curves(res: ExperimentResults, spec: dict[str, Any]):
-    """One panel per dataset: the ROC curve of each algorithm, from the stored test scores (vertical average)."""
-    import matplotlib.pyplot as plt
+def _roc_frame(ax: Any) -> None:
+    """The chance diagonal and the axis labels of a ROC panel."""
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
 
-    from forestlab.metrics import roc_curve
 
-    datasets = res.datasets
-    nrows, ncols = _grid(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.6 * nrows), squeeze=False)
-    grid = np.linspace(0, 1, 201)
-    for ax, dataset in zip(axes.flat, datasets, strict=False):
-        for algorithm in spec.get("algorithms", res.algorithms):
-            keys = res.runs[(res.runs["algorithm"] == algorithm) & (res.runs["dataset"] == dataset)]["key"]
-            tprs = []
-            for key in keys:
-                arr = res.arrays(key)
-                if "test_scores" in arr and "y_test" in arr:
-                    fpr, tpr = roc_curve(arr["y_test"], arr["test_scores"])
-                    tprs.append(np.interp(grid, fpr, tpr))
-            if tprs:
-                ax.plot(grid, np.mean(tprs, axis=0), label=f"{algorithm} ({len(tprs)})", lw=1.4)
-        _optimal_roc(ax, res, dataset)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set_title(dataset, fontsize=10)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
-        ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    return fig
+def _roc_panel(ax: Any, res: ExperimentResults, dataset: str, drawn: int) -> None:
+    """A dataset's ROC panel around its curves: ROC* where known, the diagonal, the title and the labels."""
+    _optimal_roc(ax, res, dataset)
+    _roc_frame(ax)
+    ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
 
 
 def _n_trees_axis(res: ExperimentResults, algorithm: str, dataset: str, length: int) -> np.ndarray:
@@ -282,16 +264,12 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
     import matplotlib.pyplot as plt
     from scipy import stats as st
 
-    from forestlab.stats import paired_values
-
     metric = str(spec.get("metric", "test_accuracy"))
     pairs = [dict(p) for p in spec["pairs"]]
     datasets = res.datasets
     published: dict[str, float] = {}
     pub = spec.get("published")
     if pub and res.study:
-        from forestlab.report.compare import read_published
-
         table = read_published(res.study, str(pub["file"]))
         vals = {(r.dataset, r.algorithm): float(r.value) for r in table[table["metric"] == metric].itertuples()}
         published = {d: vals[(d, pub["a"])] - vals[(d, pub["b"])] for d in datasets
@@ -327,8 +305,6 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
     test ROC curves, and their mean (:func:`forestlab.metrics.roc_envelope`)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import roc_envelope as envelope
-
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
@@ -342,11 +318,7 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
             (line,) = ax.plot(grid, mean, lw=1.4, label=f"{algorithm} ({len(runs)} runs)")
             ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
             drawn += 1
-        _optimal_roc(ax, res, dataset)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
+        _roc_panel(ax, res, dataset, drawn)
         if drawn:
             ax.legend(fontsize=8)
     return _finish(fig, axes, len(datasets), spec)
@@ -360,8 +332,6 @@ def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
     """One panel per dataset: for each algorithm a bar of a metric's mean (± one std over the runs) and, on a
     second axis, a statistic over its runs (a measure such as the instability) as a marker (depecker2010 Fig. 4.5)."""
     import matplotlib.pyplot as plt
-
-    from forestlab.report.tables import measure_value
 
     metric, measure = str(spec.get("metric", "test_auc")), str(spec.get("measure", "instability"))
     algorithms = _algorithms(res, spec)
@@ -477,8 +447,6 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
     stored ``test_scores_by_depth``), beside ROC* (depecker2010 Figs 1.14c, 1.15c, 2.9c-2.11d)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import ROC_GRID, _tpr_at, roc_curve
-
     depth = int(spec.get("depth", 3))
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -499,11 +467,7 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
                 ax.plot(ROC_GRID, np.mean(tprs, axis=0), styles[k % len(styles)], lw=1.5,
                         label=f"{algorithm}, D={depth} ({len(tprs)} runs)")
                 drawn += 1
-        _optimal_roc(ax, res, dataset)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
+        _roc_panel(ax, res, dataset, drawn)
         ax.legend(fontsize=7, loc="lower right")
     return _finish(fig, axes, len(datasets), spec)
 
@@ -554,8 +518,6 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
     (depecker2010 Figs 4.4, 6.1)."""
     import matplotlib.pyplot as plt
 
-    from forestlab.metrics import ROC_GRID
-
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     drawn = 0
     for dataset in res.datasets:
@@ -564,9 +526,7 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
             ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), lw=1.5,
                     label=f"{dataset} (AUC* {float(info['auc_star']):.3f})")
             drawn += 1
-    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("false positive rate")
-    ax.set_ylabel("true positive rate")
+    _roc_frame(ax)
     ax.set_title("ROC*" if drawn else "ROC* [no runs of a generated problem yet]", fontsize=10)
     if drawn:
         ax.legend(fontsize=8, loc="lower right")
@@ -653,7 +613,7 @@ def _nothing_to_draw(res: ExperimentResults, spec: dict[str, Any]):
     return fig
 
 
-KINDS = {"error_curves": error_curves, "roc": roc_curves, "curves_by_algorithm": curves_by_algorithm,
+KINDS = {"error_curves": error_curves, "curves_by_algorithm": curves_by_algorithm,
          "importance": importance, "metric_boxes": metric_boxes, "paired_diff": paired_diff,
          "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
          "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d,

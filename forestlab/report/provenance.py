@@ -17,7 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+
+from forestlab.config import PROJECT_DIR
+from forestlab.experiment import Experiment, content_hash
+from forestlab.results import ExperimentResults
+from forestlab.store import Store
 
 # The distributions whose versions decide or draw the numbers (PyPI names).
 PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "joblib", "osqp", "matplotlib", "hydra-core", "omegaconf",
@@ -41,8 +45,6 @@ def package_versions() -> dict[str, str]:
 def git_commit() -> str:
     """The checkout's commit (``<sha> (+ uncommitted changes)`` when tracked files differ from it), or "unknown"
     outside a git checkout or without git."""
-    from forestlab.config import PROJECT_DIR
-
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(PROJECT_DIR), *args], capture_output=True, text=True, timeout=10,
                               check=True).stdout.strip()
@@ -60,12 +62,10 @@ def machine() -> str:
     return f"{socket.gethostname()}: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs"
 
 
-def config_hash(experiment: Any) -> str:
+def config_hash(experiment: Experiment) -> str:
     """SHA-256 (24 hex) of the experiment's composed config, without :data:`NOT_HASHED` (where files go, how many
     workers): equal hashes, equal configs."""
     from omegaconf import OmegaConf
-
-    from forestlab.experiment import content_hash
 
     cfg = experiment.cfg
     if cfg is None:
@@ -99,10 +99,8 @@ class RunsProvenance:
         return first if first == last else f"{first} to {last}"
 
 
-def runs_provenance(res: Any, plan_id: str) -> RunsProvenance:
+def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
     """Counts, dates, hosts and versions of the stored runs of ``res``, the results of plan ``plan_id``."""
-    from forestlab.store import Store
-
     keys = res.planned["key"].tolist()
     counts = dict(res.counts) or {"planned": 0, "done": 0, "failed": 0, "pending": 0}
     if not keys or res.results_dir is None:

@@ -28,17 +28,26 @@ import re
 import shlex
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from forestlab import __version__
+from forestlab.config import conf_dir, experiments_dir, list_options, load_experiment, resolve_path
 from forestlab.errors import ConfigError, ForestlabError, StoreError
+from forestlab.experiment import Experiment
+from forestlab.report import critical_difference as cdm
+from forestlab.report import experiment_results, output_dir, readme
 from forestlab.report import provenance as prov
-from forestlab.report import readme
+from forestlab.report.compare import comparison_table, read_published
+from forestlab.report.tables import _display, build_table
 from forestlab.results import ExperimentResults
+from forestlab.stats import pair_table, pairs_of
+from forestlab.store import Store
+from forestlab.studies import STUDIES, judge_all_cached
 
 __all__ = ["build_site", "site_dir"]
 
@@ -110,8 +119,8 @@ class Agreement:
 class FriedmanView:
     """One Friedman/Nemenyi comparison of a table: its result and diagram, or why there is none."""
 
-    comparison: Any
-    result: Any = None  # FriedmanResult or None
+    comparison: cdm.Comparison
+    result: cdm.FriedmanResult | None = None
     image: str | None = None  # path relative to the site root
     reason: str = ""
 
@@ -168,7 +177,7 @@ class ClaimView:
 class ExperimentView:
     """Everything the report shows about one experiment, with the results it was read from."""
 
-    exp: Any
+    exp: Experiment
     res: ExperimentResults
     overrides: list[str]
     runs: prov.RunsProvenance
@@ -283,8 +292,6 @@ def _error_text(exc: Exception) -> str:
 
 def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
                 datasets: Sequence[str]) -> TableView:
-    from forestlab.report.tables import _display, build_table
-
     view = TableView(spec, left_out=res.left_out_note())
     if res.counts.get("done"):
         try:
@@ -317,8 +324,6 @@ def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequ
     cells of ``datasets`` with no run; plus ``published_std`` (when the published file has a ``std`` column) and
     ``mark``: agree / disagree (within 2 std or not), single (one run), measure (one statistic over the runs),
     no-run, gap (a value the source does not print)."""
-    from forestlab.report.compare import comparison_table, read_published
-
     published = read_published(res.study, str(spec["published"]))
     cells = {published_key(c): c for c in spec["cells"] if "metric" in c or "measure" in c}
     if res.datasets:
@@ -360,8 +365,6 @@ def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequ
 
 
 def _pairs(view: TableView, res: ExperimentResults) -> None:
-    from forestlab.stats import pair_table, pairs_of
-
     metric = str(view.spec.get("pair_metric", "test_risk"))
     alpha = float(view.spec.get("alpha", 0.05))
     try:
@@ -373,8 +376,6 @@ def _pairs(view: TableView, res: ExperimentResults) -> None:
 
 
 def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str) -> None:
-    from forestlab.report import critical_difference as cdm
-
     alpha = float(view.spec.get("alpha", 0.05))
     for comp in cdm.comparisons(view.spec):
         fv = FriedmanView(comp)
@@ -394,10 +395,8 @@ def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str)
             fv.reason = _error_text(exc)
 
 
-def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
+def _figure_view(exp: Experiment, res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
                  study_readme: Path | None) -> FigureView:
-    from forestlab.report import output_dir
-
     name = str(spec["name"])
     src = output_dir(exp, "figures")
     image = pdf = None
@@ -431,8 +430,6 @@ def _figure_view(exp: Any, res: ExperimentResults, spec: dict[str, Any], site: P
 
 
 def _claims(view: ExperimentView) -> None:
-    from forestlab.studies import judge_all_cached
-
     names = view.res.claims()
     if not names:
         return
@@ -449,15 +446,12 @@ def _claims(view: ExperimentView) -> None:
         view.claims = [ClaimView(n, "NOT TESTED", evidence="could not be judged (see above)") for n in names]
 
 
-def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
+def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
                     shared: dict[str, dict[Any, Any]] | None = None) -> ExperimentView:
     """Everything the report shows about one experiment (its tables' CD diagrams and its figures are written
     under ``site``). ``shared`` holds what the experiments of one report read alike: stored arrays by run key (a
     run's key decides them, and experiments share runs: Figs 4.1 and 4.2 read the same 600) and the other
     experiments that claims combine (Tables 7.1-7.3 each read the two others)."""
-    from forestlab.report import experiment_results
-    from forestlab.studies import STUDIES
-
     res = experiment_results(exp)
     if shared is not None:
         res._arrays = shared.setdefault("arrays", {})
@@ -484,7 +478,8 @@ def experiment_view(exp: Any, overrides: Sequence[str], site: Path,
     return view
 
 
-def _shared_siblings(loader: Any, cache: dict[Any, Any], exp: Any) -> Any:
+def _shared_siblings(loader: Callable[[str], ExperimentResults | None] | None, cache: dict[Any, Any],
+                     exp: Experiment) -> Callable[[str], ExperimentResults | None] | None:
     """``loader`` (an experiment name -> its results, as ``exp``'s seeds, smoke flag and limits find them)
     answering from ``cache`` what another experiment of the report already loaded the same way."""
     import json
@@ -502,11 +497,9 @@ def _shared_siblings(loader: Any, cache: dict[Any, Any], exp: Any) -> Any:
     return load
 
 
-def _other_plans(res: ExperimentResults, exp: Any) -> list[str]:
+def _other_plans(res: ExperimentResults, exp: Experiment) -> list[str]:
     """The configurations of this experiment that the store has runs for (newest first), as the overrides that
     differ from the report's (seeds, smoke, limits): what to give the report to see them."""
-    from forestlab.store import Store
-
     if res.results_dir is None:
         return []
     with Store(res.results_dir, readonly=True) as store:
@@ -533,8 +526,6 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
                     shared: dict[str, dict[Any, Any]] | None = None) -> ExperimentPart:
     """Read experiment ``name`` (resolved with ``overrides``) from the store and render it (``shared``: see
     :func:`experiment_view`)."""
-    from forestlab.config import load_experiment
-
     try:
         exp = load_experiment([f"experiment={name}", *overrides])
     except ForestlabError as exc:
@@ -552,8 +543,6 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
 
 
 def _readme_path(study: str | None) -> Path | None:
-    from forestlab.config import experiments_dir
-
     if not study:
         return None
     path = experiments_dir() / study / "README.md"
@@ -960,8 +949,6 @@ def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint
 
 
 def _footer(generated: float, overrides: Sequence[str], views: Iterable[ExperimentPart]) -> str:
-    from forestlab import __version__
-
     views = list(views)
     counts = {"done": 0, "failed": 0, "pending": 0}
     first = [v.runs.first for v in views if v.runs.first is not None]
@@ -986,11 +973,9 @@ def _footer(generated: float, overrides: Sequence[str], views: Iterable[Experime
 # ---------------------------------------------------------------------------------------------------------------
 # Building the site
 # ---------------------------------------------------------------------------------------------------------------
-def site_dir(experiment: Any) -> Path:
+def site_dir(experiment: Experiment) -> Path:
     """``<reports_dir>/report`` (``report-smoke`` for smoke runs), ``reports_dir`` defaulting to the results
     folder."""
-    from forestlab.config import resolve_path
-
     root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
     return root / ("report-smoke" if experiment.smoke else "report")
 
@@ -998,8 +983,6 @@ def site_dir(experiment: Any) -> Path:
 def _check_overrides(overrides: Sequence[str]) -> Any:
     """The default experiment resolved with ``overrides`` (where the report goes, whether these are smoke runs,
     how many workers): a bad override is the user's error, said before anything is read."""
-    from forestlab.config import load_experiment
-
     chosen = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") in ("experiment", "dataset", "algorithm")]
     if chosen:
         raise ConfigError(f"the report covers every experiment: '{chosen[0]}' cannot be given to it (give "
@@ -1010,8 +993,6 @@ def _check_overrides(overrides: Sequence[str]) -> Any:
 def _declared_study(name: str) -> str | None:
     """The ``experiment.study`` an experiment's own YAML file declares (None when it does not, or is unreadable)."""
     import yaml
-
-    from forestlab.config import conf_dir
 
     try:
         data = yaml.safe_load((conf_dir() / "experiment" / f"{name}.yaml").read_text(encoding="utf-8"))
@@ -1024,8 +1005,6 @@ def _declared_study(name: str) -> str | None:
 def gather(parts: Sequence[ExperimentPart]) -> list[StudyView]:
     """One :class:`StudyView` per registered study (by key), then one for the experiments without a study that
     have a recorded plan (or a config that cannot be resolved)."""
-    from forestlab.studies import STUDIES
-
     studies = [StudyView(key, STUDIES[key].title, _readme_path(key), [p for p in parts if p.study == key])
                for key in sorted(STUDIES)]
     others = [p for p in parts if p.study not in STUDIES and (p.has_plan or p.error)]
@@ -1040,8 +1019,6 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
     The site is written to a fresh folder beside ``out`` (default :func:`site_dir`) and moved into place when
     complete, so a reader never sees half a report and files of an older report never linger.
     """
-    from forestlab.config import list_options
-
     t0 = time.perf_counter()
     overrides = [str(o) for o in overrides]
     base = _check_overrides(overrides)

@@ -27,8 +27,9 @@ from typing import Any
 
 import pandas as pd
 
-from forestlab.results import ExperimentResults, cell_label, summarise
-from forestlab.stats import paired_t_test, paired_values
+from forestlab._values import as_list
+from forestlab.results import ExperimentResults, cell_label, measure_value, summarise
+from forestlab.stats import higher_is_better, paired_t_test, paired_values
 
 
 def fmt(mean: float, std: float, n: int, digits: int = 3) -> str:
@@ -75,16 +76,6 @@ def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(dict.fromkeys(columns)))  # the columns even without a row
 
 
-def measure_value(res: ExperimentResults, cell: dict[str, Any], dataset: str) -> float:
-    """A statistic over the set of runs of one cell (NaN with fewer than two runs)."""
-    from forestlab.metrics import get_measure
-
-    runs = res.run_arrays(str(cell["algorithm"]), dataset)
-    if len(runs) < 2:
-        return float("nan")
-    return float(get_measure(str(cell["measure"])).func(runs))
-
-
 def optimistic_algorithms(res: ExperimentResults) -> set[str]:
     """Algorithms whose hyperparameters were chosen on the test set (the studies' optimistic selection)."""
     return {str(a) for a in res.spec.get("optimistic_algorithms") or []}
@@ -112,22 +103,16 @@ def _display(res: ExperimentResults, spec: dict[str, Any], table: pd.DataFrame) 
             out[header] = [v + m for v, m in zip(out[header], marks, strict=True)]
             if cell.get("show_p"):
                 out[f"p ({header} vs {cell['vs']})"] = ["—" if p != p else f"{p:.3g}" for p in table[p_col]]
-    for metric in _as_list(spec.get("mark_best")):
+    for metric in as_list(spec.get("mark_best")):
         _mark_best(spec, table, out, metric, headers)
     out["runs"] = table["runs"]
     return out
-
-
-def _as_list(value: Any) -> list[str]:
-    return [value] if isinstance(value, str) else [str(v) for v in value or []]
 
 
 def _mark_best(spec: dict[str, Any], table: pd.DataFrame, out: pd.DataFrame, metric: str,
                headers: dict[str, str]) -> None:
     """``mark_best: <metric>``: in each row, the best mean among the cells of that metric (rounded as shown) gets
     a leading '▸', in the metric's direction (lower risk, higher AUC); ties are all marked."""
-    from forestlab.stats import higher_is_better
-
     up = higher_is_better(metric)
     cells = [c for c in spec["cells"] if str(c.get("metric")) == metric]
     if len(cells) < 2:
@@ -182,9 +167,7 @@ def render_tables(res: ExperimentResults, out_dir: Path) -> list[Path]:
         if any(c.get("vs") for c in spec["cells"]):
             note += (f"; * = significant difference (paired two-sided t-test over the splits, "
                      f"alpha = {float(spec.get('alpha', 0.05)):g}) from the algorithm named in the cell's `vs`")
-        for metric in _as_list(spec.get("mark_best")):
-            from forestlab.stats import higher_is_better
-
+        for metric in as_list(spec.get("mark_best")):
             note += f"; ▸ = best {metric} of the row ({'higher' if higher_is_better(metric) else 'lower'} is better)"
         if any(str(c["algorithm"]) in optimistic_algorithms(res) for c in spec["cells"]):
             note += ("; OPTIMISTIC cells chose their hyperparameters on the test set, as the study did: they "

@@ -21,6 +21,7 @@ keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree w
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,11 +31,13 @@ import pandas as pd
 
 from forestlab.config import experiments_dir
 from forestlab.errors import ConfigError
+from forestlab.experiment import content_hash
 from forestlab.results import ExperimentResults
+from forestlab.store import Store
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
-           "Judgement", "Study", "claim_registrar", "find_claim", "finite_values", "get_study", "judge", "judge_all",
-           "judge_all_cached", "mean_curve", "register", "too_little", "verdict"]
+           "Judgement", "Study", "claim_registrar", "dataset_means", "find_claim", "finite_values", "get_study",
+           "judge", "judge_all", "judge_all_cached", "mean_curve", "register", "too_little", "verdict"]
 
 PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
 
@@ -280,11 +283,6 @@ def _verdict_key(names: Sequence[str], res: ExperimentResults, n_resamples: int,
                  min_agreement: float) -> str | None:
     """What a set of verdicts depends on: the claims and the judging settings, this experiment's runs and values,
     the whole store's state (a claim may read other experiments) and the code that judges. None without a store."""
-    import hashlib
-
-    from forestlab.experiment import content_hash
-    from forestlab.store import Store
-
     if res.results_dir is None or not (Path(res.results_dir) / "runs.sqlite").is_file():
         return None
     with Store(res.results_dir, readonly=True) as store:
@@ -345,6 +343,12 @@ def finite_values(res: ExperimentResults, algorithm: str, metric: str) -> dict[s
         if v.size:
             out[dataset] = v
     return out
+
+
+def dataset_means(res: ExperimentResults, algorithm: str, metric: str) -> dict[str, float]:
+    """Per dataset (plan order; datasets without a finite value left out), the mean of one algorithm's metric over
+    its runs."""
+    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, metric).items()}
 
 
 def mean_curve(res: ExperimentResults, algorithm: str, name: str, dataset: str) -> np.ndarray:

@@ -27,8 +27,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from forestlab.results import ExperimentResults
-from forestlab.studies import ClaimFunction, ClaimResult, Study, claim_registrar, finite_values, register, verdict
+from forestlab.results import ExperimentResults, measure_value
+from forestlab.studies import (
+    ClaimFunction,
+    ClaimResult,
+    Study,
+    claim_registrar,
+    dataset_means,
+    finite_values,
+    mean_curve,
+    register,
+    verdict,
+)
 
 CLAIMS: dict[str, ClaimFunction] = {}
 claim = claim_registrar(CLAIMS)
@@ -38,13 +48,8 @@ HEURISTICS = ("trk_cart", "bagg_cart", "rf1_cart", "rf2_cart", "rf3_cart", "rf4_
 FORESTS = HEURISTICS[1:]
 
 
-def _means(res: ExperimentResults, algorithm: str, metric: str) -> dict[str, float]:
-    """Per dataset, the mean of an algorithm's metric over its runs."""
-    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, metric).items()}
-
-
 def _auc_means(res: ExperimentResults, algorithm: str) -> dict[str, float]:
-    return _means(res, algorithm, "test_auc")
+    return dataset_means(res, algorithm, "test_auc")
 
 
 def _auc_stds(res: ExperimentResults, algorithm: str) -> dict[str, float]:
@@ -52,8 +57,6 @@ def _auc_stds(res: ExperimentResults, algorithm: str) -> dict[str, float]:
 
 
 def _instability(res: ExperimentResults, algorithm: str) -> dict[str, float]:
-    from forestlab.report.tables import measure_value
-
     out = {}
     for dataset in res.datasets:
         value = measure_value(res, {"algorithm": algorithm, "measure": "instability"}, dataset)
@@ -158,18 +161,13 @@ def _auc_star(res: ExperimentResults, dataset: str) -> float | None:
     return None if value is None else float(value)
 
 
-def _mean_curve(res: ExperimentResults, algorithm: str, dataset: str, name: str = "test_auc") -> np.ndarray:
-    curves = res.curve(algorithm, name, dataset)
-    return np.nanmean(curves, axis=0) if curves.size else np.empty(0)
-
-
 @claim("toys_axis_tree_near_optimal_on_unif2d")
 def toys_axis_tree_near_optimal_on_unif2d(res: ExperimentResults) -> ClaimResult:
     text = ("With axis-parallel splits, TreeRank is near-optimal when the level sets of eta are axis-aligned: its "
             "four cells on Unif2d give a test ROC close to ROC* (depecker2010 Fig. 1.14)")
     test = ("mean test AUC of the axis-split tree cut at depth 2 (4 cells) within 0.03 of AUC* = 0.735 (the test "
             "set's own sampling error, 500 points, is about 0.02), and no deeper cut better by more than 0.005")
-    curve = _mean_curve(res, "trk_axis", "unif2d")
+    curve = mean_curve(res, "trk_axis", "test_auc", "unif2d")
     star = _auc_star(res, "unif2d")
     if curve.size < 3 or star is None:
         return ClaimResult(text, test, None, "needs trk_axis runs on unif2d")
@@ -187,7 +185,7 @@ def toys_svm_reaches_optimum_where_axis_saturates(res: ExperimentResults) -> Cla
     test = ("best mean test AUC over depths: axis <= AUC* - 0.03; TRK_CART above axis; TRK_SVM above TRK_CART and "
             "within 0.015 of AUC*")
     star = _auc_star(res, "gauss_croix2d")
-    best = {a: _mean_curve(res, a, "gauss_croix2d") for a in ("trk_axis", "trk_cart", "trk_svm")}
+    best = {a: mean_curve(res, a, "test_auc", "gauss_croix2d") for a in ("trk_axis", "trk_cart", "trk_svm")}
     if star is None or any(c.size == 0 for c in best.values()):
         return ClaimResult(text, test, None, "needs trk_axis, trk_cart and trk_svm runs on gauss_croix2d")
     b = {a: float(np.nanmax(c)) for a, c in best.items()}
@@ -209,7 +207,7 @@ def toys_pruning_near_best(res: ExperimentResults) -> ClaimResult:
         pruned = finite_values(res, f"trk_{leafrank}_pruned", "test_auc").get("gauss_croix2d")
         leaves = finite_values(res, f"trk_{leafrank}_pruned", "n_leaves").get("gauss_croix2d")
         full = finite_values(res, f"trk_{leafrank}_pruned", "full_n_leaves").get("gauss_croix2d")
-        curve = _mean_curve(res, f"trk_{leafrank}", "gauss_croix2d")
+        curve = mean_curve(res, f"trk_{leafrank}", "test_auc", "gauss_croix2d")
         if pruned is None or leaves is None or full is None or curve.size == 0:
             return ClaimResult(text, test, None, f"needs trk_{leafrank} and trk_{leafrank}_pruned on gauss_croix2d")
         best = float(np.nanmax(curve))
@@ -220,8 +218,6 @@ def toys_pruning_near_best(res: ExperimentResults) -> ClaimResult:
 
 
 def _envelope(res: ExperimentResults, algorithm: str, dataset: str) -> float | None:
-    from forestlab.report.tables import measure_value
-
     value = measure_value(res, {"algorithm": algorithm, "measure": "roc_envelope_width"}, dataset)
     return value if np.isfinite(value) else None
 
@@ -316,8 +312,8 @@ def table_a3_global_auc_comparable(res: ExperimentResults) -> ClaimResult:
             "(depecker2010 §5.1.4, Table A.3)")
     test = ("averaged over the 13 datasets, the better of RF3_CART and RF1_SVM is no more than 0.01 below the best of "
             "the three competitors (mean test AUC; the published table gives +0.019)")
-    trk = [_means(res, a, "test_auc") for a in TREERANKS]
-    comp = [_means(res, a, "test_auc") for a in COMPETITORS]
+    trk = [dataset_means(res, a, "test_auc") for a in TREERANKS]
+    comp = [dataset_means(res, a, "test_auc") for a in COMPETITORS]
     common = _common(*trk, *comp)
     if len(common) < 13:
         return ClaimResult(text, test, None, f"needs the 5 columns on the 13 datasets ({len(common)} so far)")
@@ -334,7 +330,7 @@ def table_a3_best_competitor(res: ExperimentResults) -> ClaimResult:
             "(depecker2010 §5.1.4, Table A.3)")
     test = ("the highest mean test AUC averaged over the 10 UCI datasets is RankBoost's, and over the 3 Gaussian "
             "problems RLScore's (as the thesis chose their kernels and lambda)")
-    comp = {a: _means(res, a, "test_auc") for a in COMPETITORS}
+    comp = {a: dataset_means(res, a, "test_auc") for a in COMPETITORS}
     common = _common(*comp.values())
     uci = [d for d in common if d not in SIMULATED]
     sim = [d for d in common if d in SIMULATED]
@@ -360,8 +356,8 @@ def table_a4_treerank_better_at_the_top(res: ExperimentResults) -> ClaimResult:
     for trk in TREERANKS:
         wins = total = 0
         for metric in metrics:
-            mine = _means(res, trk, metric)
-            comp = [_means(res, a, metric) for a in COMPETITORS]
+            mine = dataset_means(res, trk, metric)
+            comp = [dataset_means(res, a, metric) for a in COMPETITORS]
             uci = [d for d in _common(mine, *comp) if d not in SIMULATED]
             total += len(uci)
             wins += sum(mine[d] > max(c[d] for c in comp) for d in uci)
@@ -387,7 +383,7 @@ def table6_1_wilcoxon_more_powerful(res: ExperimentResults) -> ClaimResult:
             "all 8 Gaussian settings, and loses much less power as the shift shrinks (depecker2010 §6.2.3, Table 6.1)")
     test = ("rejection rate at 5% of S-WMW_TR above both MMD tests' in each of the 8 settings, and its relative "
             "power loss from delta = 0.2 to 0.1 smaller than both MMD tests' at q = 10 and at q = 30")
-    power = {a: _means(res, a, "reject") for a in ("treerank_wilcoxon", *TESTS_MMD)}
+    power = {a: dataset_means(res, a, "reject") for a in ("treerank_wilcoxon", *TESTS_MMD)}
     settings = [d for d in SETTINGS.values() if all(d in p for p in power.values())]
     if len(settings) < 8:
         return ClaimResult(text, test, None, f"needs the three tests on the 8 settings ({len(settings)} so far)")

@@ -19,6 +19,7 @@ from forestlab.studies import (
     ClaimResult,
     Study,
     claim_registrar,
+    dataset_means,
     finite_values,
     mean_curve,
     register,
@@ -102,10 +103,6 @@ def fig4_2_oob_tracks_test(res: ExperimentResults) -> ClaimResult:
 
 
 # -- Tables 7.1-7.4: RF vs SORF vs MinCq ---------------------------------------------------------------------------
-def _means(res: ExperimentResults, algorithm: str, metric: str = "test_risk") -> dict[str, float]:
-    return {d: float(v.mean()) for d, v in finite_values(res, algorithm, metric).items()}
-
-
 def _wtl(a: dict[str, float], b: dict[str, float]) -> tuple[int, int, int]:
     common = [d for d in a if d in b]
     wins = sum(round(a[d], 3) < round(b[d], 3) for d in common)
@@ -132,7 +129,7 @@ def _mean(m: dict[str, float]) -> float:
 def _three(res: ExperimentResults) -> dict[str, dict[str, float]] | None:
     """Mean test risk per dataset of RF, SORF and MinCq (the columns of Tables 7.1-7.3), by algorithm, on the
     datasets where all three have runs; None when there is none."""
-    means = {algorithm: _means(res, algorithm) for algorithm in ("rf", "sorf", "mincq")}
+    means = {algorithm: dataset_means(res, algorithm, "test_risk") for algorithm in ("rf", "sorf", "mincq")}
     common = [d for d in means["rf"] if d in means["sorf"] and d in means["mincq"]]
     return {a: {d: m[d] for d in common} for a, m in means.items()} if common else None
 
@@ -205,7 +202,7 @@ def mixed_sorf_mincq_beat_rf(res: ExperimentResults) -> ClaimResult:
 def multiclass_close(res: ExperimentResults) -> ClaimResult:
     text = "Multiclass: RF and SORF are very close; RF very slightly better on 3 of 5, tied on 2 (Table 7.4)"
     test = "|SORF - RF| <= 0.005 on every dataset; RF wins or ties vs SORF on >= 3 of 5"
-    rf, sorf = _means(res, "rf"), _means(res, "sorf")
+    rf, sorf = dataset_means(res, "rf", "test_risk"), dataset_means(res, "sorf", "test_risk")
     gaps = {d: sorf[d] - rf[d] for d in rf if d in sorf}
     if not gaps:
         return _not_tested(text, test, "needs rf and sorf runs on a common dataset")
