@@ -335,11 +335,13 @@ def test_cv_scores_the_held_out_folds(monkeypatch):
     y = np.where(X[:, 0] + rng.normal(size=200) > 0, 1, -1)
     calls: list[int] = []
 
-    def recording_auc(y_true, scores):
-        calls.append(len(y_true))
-        return roc_auc_score(y_true, scores)
+    held_out_auc = pruning_module._held_out_auc
 
-    monkeypatch.setattr(pruning_module, "roc_auc_score", recording_auc)
+    def recording_auc(n_pos, n_neg):
+        calls.append(int(n_pos.sum() + n_neg.sum()))
+        return held_out_auc(n_pos, n_neg)
+
+    monkeypatch.setattr(pruning_module, "_held_out_auc", recording_auc)
     model = PrunedTreeRank(cv_folds=5, max_depth=4, min_samples_split=20, random_state=0).fit(X, y)
     assert calls and set(calls) == {40}  # every AUC of the selection is computed on a held-out fifth
     assert model.cv_fold_scores_.shape == (5, len(model.ccp_alphas_))

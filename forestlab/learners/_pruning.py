@@ -42,8 +42,8 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.integrate import trapezoid
 from sklearn.base import BaseEstimator
-from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -572,6 +572,25 @@ def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarr
     return subtree_scores(treerank.tree_, split_mask, np.asarray(treerank.apply(X), dtype=np.intp))
 
 
+def _held_out_auc(n_pos: np.ndarray, n_neg: np.ndarray) -> float:
+    """``roc_auc_score`` of a ranking into ordered cells, from the cells' class counts (best cell first).
+
+    The same floating-point steps as scikit-learn's ``roc_curve`` + ``auc`` on scores that are constant within a
+    cell and decrease from cell to cell (the cumulative counts at each distinct score, the collinear points dropped,
+    the rates and the trapezoid rule), so the value is identical to ``roc_auc_score(y, scores)``, without its input
+    validation and sort (which made nine tenths of a pruned tree's cross-validation). Both classes must be present.
+    """
+    present = (n_pos + n_neg) > 0  # roc_curve's thresholds are the distinct scores that occur
+    tps = np.cumsum(n_pos[present]).astype(np.float64)
+    fps = np.cumsum(n_neg[present]).astype(np.float64)
+    if fps.shape[0] > 2:  # drop_intermediate=True
+        keep = np.flatnonzero(np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]]))
+        fps, tps = fps[keep], tps[keep]
+    tps = np.concatenate([[0.0], tps])
+    fps = np.concatenate([[0.0], fps])
+    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The pruned ranker
 # ---------------------------------------------------------------------------------------------------------------
@@ -818,16 +837,29 @@ dyadic_resolution :
 
     def _fold_scores(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                      alphas: np.ndarray, seed: int) -> np.ndarray:
-        """Held-out AUC of one fold's tree pruned with each penalty of ``alphas``."""
+        """Held-out AUC of one fold's tree pruned with each penalty of ``alphas``.
+
+        The fold tree routes the held-out points once; each pruned subtree's AUC is then read from the held-out
+        class counts of its terminal nodes in their left-to-right order (:func:`_held_out_auc`), the numbers
+        ``roc_auc_score`` gives on the subtree's scores, bit for bit, without scoring the points again."""
         tree = self._treerank(seed).fit(X_train, y_train)
         path = pruning_path(tree)
+        t = _as_tree(tree)
         leaf_ids = np.asarray(tree.apply(X_test), dtype=np.intp)
+        positive = y_test == 1
+        # held-out counts of each branch, from prefix sums over the preorder (a branch is a preorder interval)
+        cum_pos = np.concatenate([[0], np.cumsum(np.bincount(t.start[leaf_ids[positive]], minlength=t.n_nodes))])
+        cum_neg = np.concatenate([[0], np.cumsum(np.bincount(t.start[leaf_ids[~positive]], minlength=t.n_nodes))])
         by_index: dict[int, float] = {}
         out = np.empty(len(alphas))
         for k, alpha in enumerate(alphas):
             j = path.index(float(alpha))
             if j not in by_index:
-                by_index[j] = float(roc_auc_score(y_test, subtree_scores(tree, path.split_masks[j], leaf_ids)))
+                mask = path.split_masks[j]
+                terminal = ~mask & ((t.parent < 0) | mask[np.maximum(t.parent, 0)])
+                leaves = t.preorder[terminal[t.preorder]]  # left to right: best to worst
+                by_index[j] = _held_out_auc(cum_pos[t.stop[leaves]] - cum_pos[t.start[leaves]],
+                                            cum_neg[t.stop[leaves]] - cum_neg[t.start[leaves]])
             out[k] = by_index[j]
         return out
 
