@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any, Literal
 
 import numpy as np
+from scipy.integrate import trapezoid as _trapezoid
 from sklearn import metrics as _skm
 
 from forestlab.errors import ConfigError
@@ -163,7 +164,36 @@ def auc(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> float:
     pos, s = _positives(y_true, scores, pos_label)
     if pos.all() or not pos.any():
         return math.nan
-    return float(_skm.roc_auc_score(pos, s))
+    return roc_auc_from_sorted(*_descending_counts(pos, s))
+
+
+def _descending_counts(pos: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positives and negatives at each distinct score, from the highest score down."""
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    last = np.append(np.flatnonzero(np.diff(ranked)), len(ranked) - 1)  # the last point of each run of ties
+    tps = np.cumsum(pos[order], dtype=np.int64)[last]
+    n_pos = np.diff(tps, prepend=0)
+    return n_pos, np.diff(last, prepend=-1) - n_pos
+
+
+def roc_auc_from_sorted(n_pos: np.ndarray, n_neg: np.ndarray) -> float:
+    """``sklearn.metrics.roc_auc_score`` of a ranking given as class counts per score level, best level first.
+
+    The same floating-point steps as scikit-learn's ``roc_curve`` + ``auc`` (cumulative counts at each distinct
+    score that occurs, collinear points dropped, rates, trapezoid rule), so the value is identical, bit for bit, to
+    ``roc_auc_score`` on the scores, without its input validation (most of its cost on small inputs: model
+    selection and pruning evaluate thousands). Levels with no point are skipped; both classes must be present.
+    """
+    present = (n_pos + n_neg) > 0  # roc_curve's thresholds are the distinct scores that occur
+    tps = np.cumsum(n_pos[present]).astype(np.float64)
+    fps = np.cumsum(n_neg[present]).astype(np.float64)
+    if fps.shape[0] > 2:  # drop_intermediate=True
+        keep = np.flatnonzero(np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]]))
+        fps, tps = fps[keep], tps[keep]
+    tps = np.concatenate([[0.0], tps])
+    fps = np.concatenate([[0.0], fps])
+    return float(_trapezoid(tps / tps[-1], fps / fps[-1]))
 
 
 #: The tie readings of :func:`truncated_auc` and :func:`partial_auc` at the quantile threshold (depecker2010 §6 item

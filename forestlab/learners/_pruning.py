@@ -42,7 +42,6 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.integrate import trapezoid
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval
@@ -52,6 +51,7 @@ from forestlab.learners._base import BipartiteRankerMixin, IntNotBool, RunReport
 from forestlab.learners._data_rules import raise_data_problems
 from forestlab.learners._kernel import derived_seeds
 from forestlab.learners._treerank import TREERANK_PARAMS, TreeRank, scores_from_leaf_order, treerank_data_problems
+from forestlab.metrics import roc_auc_from_sorted
 
 __all__ = [
     "FoldsReducedWarning",
@@ -573,22 +573,10 @@ def pruned_decision_function(treerank: Any, split_mask: Any, X: Any) -> np.ndarr
 
 
 def _held_out_auc(n_pos: np.ndarray, n_neg: np.ndarray) -> float:
-    """``roc_auc_score`` of a ranking into ordered cells, from the cells' class counts (best cell first).
-
-    The same floating-point steps as scikit-learn's ``roc_curve`` + ``auc`` on scores that are constant within a
-    cell and decrease from cell to cell (the cumulative counts at each distinct score, the collinear points dropped,
-    the rates and the trapezoid rule), so the value is identical to ``roc_auc_score(y, scores)``, without its input
-    validation and sort (which made nine tenths of a pruned tree's cross-validation). Both classes must be present.
-    """
-    present = (n_pos + n_neg) > 0  # roc_curve's thresholds are the distinct scores that occur
-    tps = np.cumsum(n_pos[present]).astype(np.float64)
-    fps = np.cumsum(n_neg[present]).astype(np.float64)
-    if fps.shape[0] > 2:  # drop_intermediate=True
-        keep = np.flatnonzero(np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]]))
-        fps, tps = fps[keep], tps[keep]
-    tps = np.concatenate([[0.0], tps])
-    fps = np.concatenate([[0.0], fps])
-    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
+    """``roc_auc_score`` of a ranking into ordered cells, from the cells' class counts (best cell first): see
+    :func:`forestlab.metrics.roc_auc_from_sorted` (identical, bit for bit, without the input validation and the
+    rescoring that made nine tenths of a pruned tree's cross-validation). Both classes must be present."""
+    return roc_auc_from_sorted(n_pos, n_neg)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -40,22 +40,24 @@ standard deviation 1; a constant variable keeps scale 1) before the kernel, as t
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.metrics import roc_auc_score
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab.learners._base import BipartiteRankerMixin, RunReportMixin, standardisation
 from forestlab.learners._cache import FitCache
+from forestlab.metrics import auc
 
 __all__ = ["RankRLS", "laplacian_power", "resolve_gamma"]
 
 _CHUNK = 4096
+_MEMO_ENTRIES = 1 << 23  # kernels up to 64 MB are kept for the next fit sharing the decomposition
 
 
 def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
@@ -139,6 +141,7 @@ class _RankRLSDecomposition(BaseEstimator):
         else:
             self.gamma_ = resolve_gamma(self.gamma, X)
             self.X_fit_ = X
+            self.kernel_memo_: dict[bytes, list[np.ndarray]] = {}  # see RankRLS.decision_function
             K = rbf_kernel(X, X, gamma=self.gamma_)
             B = laplacian_power(laplacian_power(K, pos, self.pairs, 0.5).T, pos, self.pairs, 0.5)
             evals, vecs = np.linalg.eigh(0.5 * (B + B.T))
@@ -270,7 +273,7 @@ class RankRLS(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         else:
             decomposition = fit_cache.fit(decomposition, X, codes)
         coef, train_scores = decomposition.solve(float(self.alpha))
-        for name in ("coef_", "dual_coef_", "X_fit_", "gamma_"):  # a refit with another kernel
+        for name in ("coef_", "dual_coef_", "X_fit_", "gamma_", "_kernel_memo"):  # a refit with another kernel
             self.__dict__.pop(name, None)
         self.mean_, self.scale_ = decomposition.mean_, decomposition.scale_
         if self.kernel == "linear":
@@ -280,7 +283,8 @@ class RankRLS(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
             self.dual_coef_ = coef
             self.X_fit_ = decomposition.X_fit_
             self.gamma_ = decomposition.gamma_
-        self.train_auc_ = float(roc_auc_score(codes, train_scores))
+            self._kernel_memo = decomposition.kernel_memo_
+        self.train_auc_ = auc(codes, train_scores, pos_label=1)  # roc_auc_score's value, bit for bit
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -301,11 +305,27 @@ class RankRLS(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         if hasattr(self, "coef_"):  # the fitted kernel (a later set_params does not change the fitted model)
             return X @ self.coef_
         X = (X - self.mean_) / self.scale_
+        blocks = self._kernel_blocks(X)
         out = np.empty(len(X))
-        for start in range(0, len(X), _CHUNK):
-            block = X[start:start + _CHUNK]
-            out[start:start + _CHUNK] = rbf_kernel(block, self.X_fit_, gamma=self.gamma_) @ self.dual_coef_
+        for start, K in zip(range(0, len(X), _CHUNK), blocks, strict=True):
+            out[start:start + _CHUNK] = K @ self.dual_coef_
         return out
+
+    def _kernel_blocks(self, X: np.ndarray) -> list[np.ndarray]:
+        """K(X, X_fit_) by blocks of ``_CHUNK`` rows. The fits that share a cached decomposition (inner
+        cross-validation: one per λ) share the last such kernel of a small X too, so scoring one validation fold
+        for every λ computes it once (the same matrix: the same scores, bit for bit)."""
+        memo = getattr(self, "_kernel_memo", None)
+        small = len(X) * len(self.X_fit_) <= _MEMO_ENTRIES
+        key = hashlib.blake2b(np.ascontiguousarray(X).tobytes(), digest_size=16).digest() + repr(X.shape).encode()
+        if memo is not None and small and key in memo:
+            return memo[key]
+        blocks = [rbf_kernel(X[start:start + _CHUNK], self.X_fit_, gamma=self.gamma_)
+                  for start in range(0, len(X), _CHUNK)]
+        if memo is not None and small:
+            memo.clear()  # one kernel per decomposition: the memory stays that of one validation fold's kernel
+            memo[key] = blocks
+        return blocks
 
     @property
     def diagnostics_(self) -> dict[str, float]:

@@ -69,7 +69,6 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import roc_auc_score
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -79,6 +78,7 @@ from forestlab.learners._base import (
     RunReportMixin,
     standardisation,
 )
+from forestlab.metrics import auc
 
 __all__ = ["EIGEN_RTOL", "RankSVM", "pairwise_hinge"]
 
@@ -517,7 +517,7 @@ class RankSVM(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
             "objective": self.objective_,
             "duality_gap": float(result["objective"] - result["lower_bound"]),
             "mean_pair_hinge": pairwise_hinge(scores[pos], scores[~pos])[0] / n_pairs,
-            "train_auc": float(roc_auc_score(pos, scores)),
+            "train_auc": auc(pos, scores, pos_label=True),  # roc_auc_score's value, bit for bit
             "n_components": float(self.n_components_),
         }
         if not result["converged"]:
