@@ -1,0 +1,91 @@
+"""Heavy learners of depecker2010 (issue: "the heaviest learners at least twice as fast, with the same numbers"):
+the time of one pruned S-WMW_TR test (Table 6.1) and of one inner-CV selection of RankSVM / RankRLS (Table A.3).
+
+- ``pruned_test_q10`` / ``pruned_test_q30``: one ``TreeRankWilcoxonTest(scorer="pruned_treerank")`` (as
+  ``conf/algorithm/treerank_wilcoxon_pruned.yaml``) on a Table 6.1 sample: 2000 points, 1000 of each Gaussian, the
+  mean of the first shifted by 0.1 in every variable (q = 10, 30); the learning half is pruned by 10-fold CV;
+- ``ranksvm_cv`` / ``rankrls_cv``: ``select_and_fit`` as ``conf/algorithm/ranksvm_cv.yaml`` /
+  ``rankrls_cv.yaml`` (5 inner folds, AUC; kernel rbf/linear, and λ = 2^-10..2^10 for RankRLS) on a training part
+  of the size of Australian's or Japanese's 10-fold ones (620 points, 14 variables, synthetic).
+
+Median of ``--repeats`` runs with BLAS limited to one thread, as in a worker process. ``--case NAME`` runs one case
+alone and prints its median (to time a whole process, e.g. this code against another checkout's on PYTHONPATH).
+
+    python tests/benchmarks/bench_heavy_learners.py [--repeats 3] [--case pruned_test_q10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+
+def pruned_test(q: int) -> Callable[[], object]:
+    from forestlab.learners._two_sample import TreeRankWilcoxonTest
+
+    rng = np.random.default_rng(q)
+    X_a = rng.normal(size=(1000, q)) + 0.1
+    X_b = rng.normal(size=(1000, q))
+    return lambda: TreeRankWilcoxonTest(scorer="pruned_treerank", train_fraction=0.5, random_state=0).test(X_a, X_b)
+
+
+def inner_cv(which: str, n: int = 620, q: int = 14) -> Callable[[], object]:
+    from forestlab.learners._cache import FitCache
+    from forestlab.learners._rankrls import RankRLS
+    from forestlab.learners._ranksvm import RankSVM
+    from forestlab.selection import select_and_fit
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, q))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n) > 0.5, 1, -1)
+    if which == "rankrls":
+        cls, params = RankRLS, {"kernel": "rbf", "gamma": "scale", "alpha": 1.0}
+        grid = {"kernel": ["rbf", "linear"], "alpha": [2.0 ** k for k in range(-10, 11)]}
+    else:
+        cls, params = RankSVM, {"kernel": "rbf", "C": 1.0, "gamma": "scale"}
+        grid = {"kernel": ["rbf", "linear"]}
+    return lambda: select_and_fit(cls, params, grid, {"kind": "cv", "metric": "auc", "folds": 5}, X, y,
+                                  random_state=0, cache=FitCache(), task="ranker")
+
+
+CASES: dict[str, Callable[[], Callable[[], object]]] = {
+    "pruned_test_q10": lambda: pruned_test(10),
+    "pruned_test_q30": lambda: pruned_test(30),
+    "ranksvm_cv": lambda: inner_cv("ranksvm"),
+    "rankrls_cv": lambda: inner_cv("rankrls"),
+}
+
+
+def _seconds(case: str, repeats: int) -> float:
+    call = CASES[case]()
+    times = []
+    with threadpool_limits(1):
+        call()  # warm-up (compiled kernels, imports)
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def run(out: dict, repeats: int = 3) -> None:
+    """Fill ``out["heavy_learners"]`` with the median seconds of each case."""
+    out["heavy_learners"] = {f"{case}_s": round(_seconds(case, repeats), 3) for case in CASES}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--case", choices=sorted(CASES))
+    args = parser.parse_args()
+    if args.case:
+        print(f"{args.case}: {_seconds(args.case, args.repeats):.3f} s (median of {args.repeats}, after a warm-up)")
+    else:
+        results: dict = {}
+        run(results, args.repeats)
+        print(json.dumps(results, indent=2))
