@@ -8,6 +8,17 @@ the time of one pruned S-WMW_TR test (Table 6.1) and of one inner-CV selection o
   ``rankrls_cv.yaml`` (5 inner folds, AUC; kernel rbf/linear, and λ = 2^-10..2^10 for RankRLS) on a training part
   of the size of Australian's or Japanese's 10-fold ones (620 points, 14 variables, synthetic).
 
+What the profiles showed (cProfile, before the change): the pruned test spent ~75% of its time in
+``roc_auc_score`` (153 calls: every pruning level of every fold tree, mostly input validation), 7% growing the 11
+trees; rankrls_cv spent ~40% in ``roc_auc_score`` (the inner folds' AUCs and each fit's training AUC), ~20% in
+recomputing the validation fold's RBF kernel for each of the 21 λ, the rest in the 6 eigendecompositions (one per
+inner fold and one on the whole part: nothing to share); ranksvm_cv spends ~50% in its cutting-plane solver's line
+search and ~15% in its 6 kernel eigendecompositions, and repeats no work across its two grid points.
+``forestlab.metrics.auc`` now reads roc_auc_score's value bit for bit from the class counts per score level, the
+pruned fold trees are scored from their terminal nodes' held-out counts, and RankRLS shares the validation kernel
+between the λ of a decomposition: the numbers are identical (tests/test_pruning_speed.py,
+tests/test_inner_cv_numbers.py).
+
 Median of ``--repeats`` runs with BLAS limited to one thread, as in a worker process. ``--case NAME`` runs one case
 alone and prints its median (to time a whole process, e.g. this code against another checkout's on PYTHONPATH).
 
