@@ -112,3 +112,10 @@ def test_lean_vote_is_the_forest_vote(params, n_classes):
         lean = _lean_forest_vote(forest, np.ascontiguousarray(X, dtype=np.float32), codes, len(classes), seed,
                                  np.ascontiguousarray(X_eval, dtype=np.float32))
         np.testing.assert_array_equal(classes.take(lean), forest.predict(X_eval))
+
+
+def test_error_estimates_do_not_depend_on_n_jobs():
+    X, y, Xt, yt = _problem()
+    one = ErrorEstimatesForest(**CASES["default"], n_jobs=1).fit(X, y)
+    two = ErrorEstimatesForest(**CASES["default"], n_jobs=2).fit(X, y)
+    assert one.diagnostics_ == two.diagnostics_ == PINNED["default"][0]

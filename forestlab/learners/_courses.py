@@ -189,7 +189,7 @@ def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n
     predictions) costs several times the growing itself. This replays what ``RandomForestClassifier.fit`` and
     ``DecisionTreeClassifier._fit`` do for dense finite float32 X, encoded classification targets, bootstrap
     samples and no class or sample weights (scikit-learn's private tree builder, hence the equality tests against
-    :class:`BreimanForestClassifier` in tests/test_courses.py): one ``randint(2**31 - 1)`` per tree from
+    :class:`BreimanForestClassifier` in tests/test_courses_speed.py): one ``randint(2**31 - 1)`` per tree from
     ``RandomState(seed)``, the bootstrap ``RandomState(tree_seed).randint(0, n, n)`` as per-sample counts, the
     splitter seeded by a fresh ``RandomState(tree_seed)`` (one generator, reseeded). Ties go to the lowest class
     index, as ``predict``.
@@ -258,6 +258,8 @@ class ErrorEstimatesForest(_ForestWrapper):
     n_bootstrap : int, default=20
     random_state : int, RandomState instance or None
     n_jobs : int or None
+        Threads of the main forest; the helper forests grow one tree after another (:func:`_lean_forest_vote`).
+        The numbers never depend on it.
     """
 
     version: ClassVar[int] = 1
