@@ -4,9 +4,10 @@
   300 training points (the courses_error_estimates runs; 20 features as ringnorm), timed with its helper forests
   grown the lean way (``_lean_forest_vote``) and, interleaved, the way before it (a BreimanForestClassifier fitted
   per helper, then ``predict``); both must give the same estimates, bit for bit, or the benchmark fails.
-- ``bagging``, ``rf_course``, ``gboost``: the courses_spambase learners (1000 trees) on 3065 x 57 synthetic points
-  (Spambase's training part). Their time is scikit-learn's tree builder (about nine tenths of it in profiles);
-  the curves by number of trees come from one pass (cumulative votes, ``staged_predict``).
+- ``bagging``, ``rf_course``, ``gboost``: the courses_spambase learners (1000 trees) fitted on 3065 Spambase
+  points (the data mirror's file; else synthetic data of its shape), their curves on the other 1536. Their time
+  is scikit-learn's tree builder (about nine tenths of it in profiles); the curves by number of trees come from
+  one pass (cumulative votes, ``staged_predict``).
 
     python tests/benchmarks/bench_courses.py [--repeats 3] [--spambase-repeats 1]
 """
@@ -20,6 +21,7 @@ from typing import Any
 from unittest import mock
 
 import numpy as np
+from bench_kernel import spambase_split
 from sklearn.datasets import make_classification
 
 from forestlab.learners import BreimanForestClassifier, _courses
@@ -63,17 +65,17 @@ def bench_estimates(repeats: int = 3) -> dict[str, float]:
     return {"lean_fit_s": round(t_lean, 3), "whole_fit_s": round(t_whole, 3), "ratio": round(t_lean / t_whole, 3)}
 
 
-def bench_spambase(repeats: int = 1) -> dict[str, float]:
+def bench_spambase(repeats: int = 1) -> dict[str, Any]:
     """Median fit + curves time (s) of each courses_spambase learner (1000 trees) on Spambase-sized data."""
-    X, y = make_classification(n_samples=3065 + 1536, n_features=57, n_informative=20, n_redundant=10,
-                               flip_y=0.05, random_state=0)
+    parts = spambase_split(0)  # Spambase from the data mirror, else synthetic data of its shape
+    X, y = np.vstack([parts[0], parts[2]]), np.concatenate([parts[1], parts[3]])  # a random order of its points
     X_tr, y_tr, X_te, y_te = X[:3065], y[:3065], X[3065:], y[3065:]
     learners = {
         "bagging": lambda: BreimanForestClassifier(n_estimators=1000, max_features="all", random_state=0),
         "rf_course": lambda: BreimanForestClassifier(n_estimators=1000, max_features="sqrt", random_state=0),
         "gboost": lambda: GradientBoostingCurves(n_estimators=1000, random_state=0),
     }
-    out = {}
+    out: dict[str, Any] = {"spambase_data": parts[4]}
     for name, make in learners.items():
         times = [_timed(lambda make=make: make().fit(X_tr, y_tr).error_curves(X_te, y_te))[0] for _ in range(repeats)]
         out[f"{name}_fit_curves_s"] = round(float(np.median(times)), 2)
