@@ -16,6 +16,7 @@ curves by number of trees, importances by feature), not only error curves.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from numbers import Integral
 from typing import Any, ClassVar
@@ -24,6 +25,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.tree import _classes as _tree_classes
 from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -35,6 +37,7 @@ from forestlab.learners._forest import (
     BreimanForestClassifier,
     forest_data_problems,
     forest_like,
+    resolve_max_features,
 )
 from forestlab.learners._kernel import derived_seeds, inner_split
 
@@ -176,6 +179,54 @@ class _ForestWrapper(_Delegating):
         return self.forest_.error_curves(X_test, y_test)
 
 
+def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n_classes: int, seed: int,
+                      X_eval: np.ndarray) -> np.ndarray:
+    """Class indices that ``forest_like(params, random_state=seed).fit(X, y).predict(X_eval)`` votes, without the
+    forest: the same trees, grown by scikit-learn's tree builder from the same seeds, only their vote kept.
+
+    ErrorEstimatesForest grows 31 helper forests of ~300 points per fit; there the per-tree Python overhead of
+    ``RandomForestClassifier.fit`` (cloning, target checks, a second pass for the out-of-bag samples, training
+    predictions) costs several times the growing itself. This replays what ``RandomForestClassifier.fit`` and
+    ``DecisionTreeClassifier._fit`` do for dense finite float32 X, encoded classification targets, bootstrap
+    samples and no class or sample weights (scikit-learn's private tree builder, hence the equality tests against
+    :class:`BreimanForestClassifier` in tests/test_courses_speed.py): one ``randint(2**31 - 1)`` per tree from
+    ``RandomState(seed)``, the bootstrap ``RandomState(tree_seed).randint(0, n, n)`` as per-sample counts, the
+    splitter seeded by a fresh ``RandomState(tree_seed)`` (one generator, reseeded). Ties go to the lowest class
+    index, as ``predict``.
+
+    ``X``, ``X_eval``: C-contiguous float32; ``codes``: class indices (every one of 0..n_classes-1 present).
+    """
+    n, d = X.shape
+    max_depth = np.iinfo(np.int32).max if params.max_depth is None else int(params.max_depth)
+    leaf = params.min_samples_leaf
+    min_samples_leaf = int(leaf) if isinstance(leaf, Integral) else int(math.ceil(leaf * n))
+    min_samples_split = max(2, 2 * min_samples_leaf)
+    max_features = resolve_max_features(params.max_features, d)
+    n_classes_arr = np.array([n_classes], dtype=np.intp)
+    y2 = np.ascontiguousarray(codes, dtype=np.float64).reshape(-1, 1)
+    forest_rng = np.random.RandomState(seed)
+    counts = np.zeros((X_eval.shape[0], n_classes), dtype=np.int64)
+    rows = np.arange(X_eval.shape[0])
+    # RandomState(s) and a RandomState reseeded with .seed(s) are in the same state; reseeding one costs a few
+    # microseconds where constructing one costs ~150 (it first draws OS entropy it then discards).
+    tree_rng = np.random.RandomState()
+    for _ in range(int(params.n_estimators)):
+        tree_seed = forest_rng.randint(np.iinfo(np.int32).max)
+        tree_rng.seed(tree_seed)
+        sample = tree_rng.randint(0, n, n).astype(np.int32)
+        weight = np.bincount(sample, minlength=n).astype(np.float64)
+        criterion = _tree_classes.CRITERIA_CLF[params.criterion](1, n_classes_arr)
+        tree_rng.seed(tree_seed)  # the splitter draws its one seed from it when the build starts
+        splitter = _tree_classes.DENSE_SPLITTERS["best"](criterion, max_features, min_samples_leaf, 0.0,
+                                                         tree_rng, None)
+        tree = _tree_classes.Tree(d, n_classes_arr, 1)
+        _tree_classes.DepthFirstTreeBuilder(splitter, min_samples_split, min_samples_leaf, 0.0, max_depth,
+                                            0.0).build(tree, X, y2, weight, None)
+        leaf_class = tree.value[:, 0, :].argmax(axis=1)
+        counts[rows, leaf_class.take(tree.apply(X_eval))] += 1
+    return counts.argmax(axis=1)
+
+
 class ErrorEstimatesForest(_ForestWrapper):
     """A random forest that estimates its own error from its training data, seven ways.
 
@@ -207,6 +258,8 @@ class ErrorEstimatesForest(_ForestWrapper):
     n_bootstrap : int, default=20
     random_state : int, RandomState instance or None
     n_jobs : int or None
+        Threads of the main forest; the helper forests grow one tree after another (:func:`_lean_forest_vote`).
+        The numbers never depend on it.
     """
 
     version: ClassVar[int] = 1
@@ -252,19 +305,23 @@ class ErrorEstimatesForest(_ForestWrapper):
         train_pred = self.forest_.predict(X)
         resub = float(np.mean(train_pred != y))
 
-        def grow(idx: np.ndarray, seed: int) -> BreimanForestClassifier | None:
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        n_classes = len(classes)
+
+        def vote(idx: np.ndarray, seed: int, where: np.ndarray) -> np.ndarray | None:
+            # the labels that forest_like(self, random_state=seed).fit(X[idx], y[idx]).predict(X[where]) gives
             if len(np.unique(y[idx])) < 2:
                 return None
-            return forest_like(self, random_state=seed).fit(X[idx], y[idx])
+            return classes.take(_lean_forest_vote(self, X32[idx], codes[idx], n_classes, seed, X32[where]))
 
         # hold-out
         holdout = float("nan")
         split = inner_split(codes, float(self.holdout_train_size), seeds[0])
         if split is not None:
             learn, val = split
-            model = grow(learn, seeds[1])
-            if model is not None:
-                holdout = float(np.mean(model.predict(X[val]) != y[val]))
+            pred = vote(learn, seeds[1], val)
+            if pred is not None:
+                holdout = float(np.mean(pred != y[val]))
         # K-fold cross-validation
         k = int(self.cv_folds)  # at most n (raise_data_problems)
         counts = np.bincount(codes)
@@ -274,9 +331,9 @@ class ErrorEstimatesForest(_ForestWrapper):
         wrong, scored = 0, 0
         fold_seeds = np.random.SeedSequence([seeds[2], 1]).generate_state(k)
         for f, (tr, te) in enumerate(splitter.split(X, codes)):
-            model = grow(tr, int(fold_seeds[f]) & 0x7FFFFFFF)
-            if model is not None:
-                wrong += int(np.sum(model.predict(X[te]) != y[te]))
+            pred = vote(tr, int(fold_seeds[f]) & 0x7FFFFFFF, te)
+            if pred is not None:
+                wrong += int(np.sum(pred != y[te]))
                 scored += len(te)
         cv = wrong / scored if scored else float("nan")
         # leave-one-out bootstrap
@@ -286,10 +343,13 @@ class ErrorEstimatesForest(_ForestWrapper):
             idx = rng.integers(0, n, n)
             out = np.ones(n, dtype=bool)
             out[idx] = False
-            model = grow(idx, int(rng.integers(np.iinfo(np.int32).max)))
-            if model is None or not out.any():
+            seed = int(rng.integers(np.iinfo(np.int32).max))
+            if not out.any():  # the seed is drawn (and the forest skipped) as before: the stream stays the same
                 continue
-            err_sum[out] += model.predict(X[out]) != y[out]
+            pred = vote(idx, seed, out)
+            if pred is None:
+                continue
+            err_sum[out] += pred != y[out]
             n_out[out] += 1
         seen = n_out > 0
         loo_boot = float(np.mean(err_sum[seen] / n_out[seen])) if seen.any() else float("nan")
