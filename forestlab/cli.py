@@ -467,9 +467,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 
     Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
-    from forestlab.config import resolve_path
     from forestlab.report import experiment_results
-    from forestlab.store import Store
 
     _setup_logging()
     experiment, overrides = _split_args(experiment, overrides)
@@ -477,8 +475,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     found = 0
     for name in names:
         exp = _experiment(overrides, name)
-        with Store(resolve_path(exp.paths["results_dir"]), readonly=True) as store:
-            _check_read_size(exp, store)
+        _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.name == "single" else
                    shlex.join(["forestlab", "run", f"experiment={exp.name}",
@@ -610,13 +607,20 @@ def _check_size(exp: Experiment) -> None:
                               f"limits.max_generated_values={rows * cols}")
 
 
-def _check_read_size(exp: Experiment, store: Store) -> None:
+def _check_read_size(exp: Experiment) -> None:
     """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
     ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
-    than report billions of pending runs. A plan that was run (with --yes) is read as usual."""
+    than report billions of pending runs. A plan that was run (with --yes) is read as usual. The store is opened
+    only for a plan beyond the bound."""
+    from forestlab.config import resolve_path
+    from forestlab.store import Store
+
     max_runs = exp.limits.get("max_runs")
-    if max_runs is None or exp.n_runs <= int(max_runs) or exp.plan_id in set(store.plans(exp.name)["plan_id"]):
+    if max_runs is None or exp.n_runs <= int(max_runs):
         return
+    with Store(resolve_path(exp.paths["results_dir"]), readonly=True) as store:
+        if exp.plan_id in set(store.plans(exp.name)["plan_id"]):
+            return
     raise ConfigError(f"experiment {exp.name} with these overrides plans {exp.n_runs} runs, more than "
                       f"limits.max_runs={max_runs}, and no such plan was ever run: check the overrides (give the "
                       f"ones the runs were given), or raise the bound with limits.max_runs={exp.n_runs}")
@@ -684,8 +688,8 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
         exp = _experiment(overrides, name)
         results_dir = resolve_path(exp.paths["results_dir"])
         listed.add(exp.name)
+        _check_read_size(exp)
         with Store(results_dir, readonly=True) as store:
-            _check_read_size(exp, store)
             # `status single` without the run's own overrides: the single runs as last recorded
             current = None if exp.name == "single" and not overrides else exp
             rows.extend(_status_rows(store, exp.name, current, failed))

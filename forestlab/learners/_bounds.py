@@ -98,21 +98,26 @@ def kl_bernoulli(q: float, p: float) -> float:
         return float(xlogy(q, q) - xlogy(q, p) + xlogy(1.0 - q, 1.0 - q) - xlogy(1.0 - q, 1.0 - p))
 
 
+def _kl_boundary(q: float, bound: float, inside: float, outside: float, tol: float) -> float:
+    """Bisection for the end of {p : kl(q || p) <= bound} between ``inside`` (in the set) and ``outside`` (not in
+    it; kl(q || .) is monotone between them): the last point found outside, within ``tol`` of the boundary."""
+    while abs(outside - inside) > tol:
+        mid = 0.5 * (inside + outside)
+        if kl_bernoulli(q, mid) <= bound:
+            inside = mid
+        else:
+            outside = mid
+    return outside
+
+
 def kl_inverse_upper(q: float, bound: float, *, tol: float = 1e-12) -> float:
     """sup {p in [q, 1] : kl(q || p) <= bound}, by bisection (kl(q || .) increases on [q, 1])."""
     q = min(max(float(q), 0.0), 1.0)
     if bound <= 0.0:
         return q
-    lo, hi = q, 1.0
-    if kl_bernoulli(q, hi) <= bound:
+    if kl_bernoulli(q, 1.0) <= bound:
         return 1.0
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if kl_bernoulli(q, mid) <= bound:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return _kl_boundary(q, bound, q, 1.0, tol)
 
 
 def kl_inverse_lower(q: float, bound: float, *, tol: float = 1e-12) -> float:
@@ -120,16 +125,9 @@ def kl_inverse_lower(q: float, bound: float, *, tol: float = 1e-12) -> float:
     q = min(max(float(q), 0.0), 1.0)
     if bound <= 0.0:
         return q
-    lo, hi = 0.0, q
-    if kl_bernoulli(q, lo) <= bound:
+    if kl_bernoulli(q, 0.0) <= bound:
         return 0.0
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if kl_bernoulli(q, mid) <= bound:
-            hi = mid
-        else:
-            lo = mid
-    return lo
+    return _kl_boundary(q, bound, q, 0.0, tol)
 
 
 @lru_cache(maxsize=64)
