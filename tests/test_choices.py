@@ -45,12 +45,12 @@ def test_cells_compare_with_a_published_number_of_another_name(tmp_path, monkeyp
     monkeypatch.setattr("forestlab.studies.experiments_dir", lambda: tmp_path)
     res = _res().with_choices([{"name": "forest_by_tree", "among": ["forest_a", "forest_b"],
                                 "by": ["tree_a", "tree_b"], "metric": "test_auc"}])
-    spec = {"published": "t.csv", "cells": [{"algorithm": "forest_by_tree", "metric": "test_trunc_x",
+    spec = {"name": "t", "published": "t.csv", "cells": [{"algorithm": "forest_by_tree", "metric": "test_trunc_x",
                                              "published_as": "forest", "published_metric": "test_trunc"}]}
     table = comparison_table(res, spec)
     assert table["reproduced"].round(3).tolist() == [0.425, 0.475]
     assert table["published"].iloc[0] == 0.4 and np.isnan(table["published"].iloc[1])
-    assert table["within_2std"].iloc[1] is None and table["note"].iloc[1] == "lost to OCR"
+    assert table["mark"].iloc[1] == "gap" and table["note"].iloc[1] == "lost to OCR"  # a lost number: not judged
 
 
 @pytest.mark.parametrize("choice, message", [

@@ -600,7 +600,9 @@ def test_split_values_are_values_as_arrays():
 def test_comparison_rows_cover_measures_gaps_and_published_spread(tmp_path, monkeypatch):
     """A published cell that is a statistic over the runs (a measure such as the instability) is compared without a
     spread; an empty published value is a gap with its note; a published std is kept beside the value."""
-    from forestlab.report.site import MEASURE, TableView, _comparison_html, comparison_rows
+    from forestlab.report.model import MEASURE, comparisons, read_layout
+    from forestlab.report.model import rows as table_rows
+    from forestlab.report.site import TableView, _comparison_html, comparison_rows
     from forestlab.results import ExperimentResults
 
     published = tmp_path / "depecker2010" / "published"
@@ -631,11 +633,11 @@ def test_comparison_rows_cover_measures_gaps_and_published_spread(tmp_path, monk
     assert by[("a_pub", "test_auc")].n == 4  # a cell compared under the name the study printed
     assert by[("a", "test_auc")].mark in ("agree", "disagree") and by[("a", "test_auc")].published_std == 0.01
     m = by[("a", "instability")]
-    assert m.mark == MEASURE and m.n == 1 and math.isfinite(m.reproduced) and m.diff == m.reproduced - 50
+    # n: the runs the statistic is computed over, as in `forestlab tables`
+    assert m.mark == MEASURE and m.n == 4 and math.isfinite(m.reproduced) and m.diff == m.reproduced - 50
     assert by[("b", "test_auc")].mark == "gap" and by[("b", "test_auc")].note == "illegible"
-    view = TableView(spec, comparison=table)
-    for mark in table["mark"]:
-        view.agreement.counts[mark] += 1
+    layout = read_layout(spec)
+    view = TableView(layout, comparisons=comparisons(res, layout, table_rows(res, layout)))
     html = _comparison_html(view, res)
     assert "0.700 ± 0.010" in html and "not printed" in html and 'title="illegible"' in html
     assert "A as printed" in html

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import html
 import logging
-import math
 import os
 import re
 import shlex
@@ -42,10 +41,23 @@ from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
 from forestlab.report import experiment_results, output_dir, readme
 from forestlab.report import provenance as prov
-from forestlab.report.compare import comparison_table, read_published
-from forestlab.report.tables import _display, build_table
+from forestlab.report.model import (
+    MARKS,
+    VERDICTS,
+    Agreement,
+    Comparison,
+    Layout,
+    Row,
+    TableModel,
+    comparison_frame,
+    comparisons,
+    fmt_p,
+    optimistic_algorithms,
+    read_layout,
+    rows,
+)
 from forestlab.results import ExperimentResults
-from forestlab.stats import pair_table, pairs_of
+from forestlab.stats import pair_table
 from forestlab.store import Store
 from forestlab.studies import STUDIES, judge_all_cached
 
@@ -55,15 +67,6 @@ log = logging.getLogger("forestlab")
 
 ASSETS = Path(__file__).with_name("assets")
 OTHER = "other"  # the page of the experiments without a study
-VERDICTS = ("HOLDS", "DOES NOT HOLD", "INCONCLUSIVE", "NOT TESTED")
-# agreement of one published cell with our runs
-AGREE, DISAGREE, SINGLE, MEASURE, NO_RUN, GAP = "agree", "disagree", "single", "measure", "no-run", "gap"
-MARKS = {AGREE: ("✓", "published value within 2 std of our runs"),
-         DISAGREE: ("✗", "published value more than 2 std from our mean"),
-         SINGLE: ("·", "a single run: no spread to judge against"),
-         MEASURE: ("○", "one statistic over all the runs (such as an instability): no spread to judge against"),
-         NO_RUN: ("—", "no run stored for this cell"),
-         GAP: ("?", "the source prints no value here")}
 
 
 def esc(value: Any) -> str:
@@ -74,47 +77,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-") or "x"
 
 
-def _num(x: Any, digits: int = 3, signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-
-
-def _p(p: float) -> str:
-    return "—" if p is None or p != p else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}")
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # What the pages show, gathered from the store
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass
-class Agreement:
-    """Counts of published cells by agreement with our runs."""
-
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MARKS, 0))
-
-    def add(self, other: Agreement) -> None:
-        for k, v in other.counts.items():
-            self.counts[k] += v
-
-    @property
-    def judged(self) -> int:
-        return self.counts[AGREE] + self.counts[DISAGREE]
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def text(self) -> str:
-        if not self.total:
-            return "no published table"
-        rest = [f"{self.counts[k]} {label}" for k, label in
-                ((SINGLE, "single-run"), (MEASURE, "statistics over runs"), (NO_RUN, "not run"),
-                 (GAP, "not printed")) if self.counts[k]]
-        head = f"{self.counts[AGREE]} of {self.judged} within 2 std" if self.judged else "none judged yet"
-        return head + (f" ({', '.join(rest)})" if rest else "")
-
-
 @dataclass
 class FriedmanView:
     """One Friedman/Nemenyi comparison of a table: its result and diagram, or why there is none."""
@@ -127,15 +92,15 @@ class FriedmanView:
 
 @dataclass
 class TableView:
-    """One table of an experiment: reproduced (as `forestlab tables` shows it), published beside it, the paired
-    tests and the comparisons across datasets; each part that cannot be built says why instead."""
+    """One table of an experiment (:mod:`forestlab.report.model`): reproduced (as `forestlab tables` shows it),
+    published beside it, the paired tests and the comparisons across datasets; each part that cannot be built says
+    why instead."""
 
-    spec: dict[str, Any]
+    layout: Layout
     reproduced: pd.DataFrame | None = None
     reproduced_error: str = ""
-    comparison: pd.DataFrame | None = None
+    comparisons: tuple[Comparison, ...] = ()
     comparison_error: str = ""
-    agreement: Agreement = field(default_factory=Agreement)
     pairs: list[tuple[Any, pd.DataFrame]] = field(default_factory=list)
     pairs_error: str = ""
     friedman: list[FriedmanView] = field(default_factory=list)
@@ -143,11 +108,15 @@ class TableView:
 
     @property
     def name(self) -> str:
-        return str(self.spec["name"])
+        return self.layout.name
 
     @property
     def title(self) -> str:
-        return str(self.spec.get("title", self.spec["name"]))
+        return self.layout.title
+
+    @property
+    def agreement(self) -> Agreement:
+        return Agreement.of(self.comparisons)
 
 
 @dataclass
@@ -292,17 +261,20 @@ def _error_text(exc: Exception) -> str:
 
 def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
                 datasets: Sequence[str]) -> TableView:
-    view = TableView(spec, left_out=res.left_out_note())
-    if res.counts.get("done"):
+    layout = read_layout(spec, sorted(optimistic_algorithms(res)))
+    view = TableView(layout, left_out=res.left_out_note())
+    table_rows: tuple[Row, ...] | None = None
+    try:
+        table_rows = rows(res, layout) if res.algorithms else None
+    except Exception as exc:  # a report never crashes on one table: it says what went wrong in its place
+        view.reproduced_error = _error_text(exc)
+    if res.counts.get("done") and table_rows is not None:
+        view.reproduced = TableModel(layout, res.name, table_rows, (), view.left_out, res.smoke).display()
+    if layout.published:
         try:
-            view.reproduced = _display(res, spec, build_table(res, spec))
-        except Exception as exc:  # a report never crashes on one table: it says what went wrong in its place
-            view.reproduced_error = _error_text(exc)
-    if spec.get("published"):
-        try:
-            view.comparison = comparison_rows(res, spec, datasets)
-            for mark in view.comparison["mark"]:
-                view.agreement.counts[mark] += 1
+            if view.reproduced_error:
+                raise ForestlabError(view.reproduced_error)
+            view.comparisons = comparisons(res, layout, table_rows, datasets)
         except Exception as exc:
             view.comparison_error = _error_text(exc)
     if res.counts.get("done"):
@@ -311,73 +283,27 @@ def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_di
     return view
 
 
-def published_key(cell: dict[str, Any]) -> tuple[str, str]:
-    """The (algorithm, metric) a table cell stands for in the published file: its own names, or its
-    ``published_as`` / ``published_metric`` (as :func:`forestlab.report.compare.comparison_table` reads them)."""
-    what = cell.get("metric", cell.get("measure"))
-    return str(cell.get("published_as", cell["algorithm"])), str(cell.get("published_metric", what))
-
-
 def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequence[str] = ()) -> pd.DataFrame:
-    """Published vs reproduced, one row per published cell of the table: the rows of
-    :func:`forestlab.report.compare.comparison_table` (the plan's datasets), or, when nothing ran, the published
-    cells of ``datasets`` with no run; plus ``published_std`` (when the published file has a ``std`` column) and
-    ``mark``: agree / disagree (within 2 std or not), single (one run), measure (one statistic over the runs),
-    no-run, gap (a value the source does not print)."""
-    published = read_published(res.study, str(spec["published"]))
-    cells = {published_key(c): c for c in spec["cells"] if "metric" in c or "measure" in c}
-    if res.datasets:
-        table = comparison_table(res, spec)
-    else:
-        rows = [{"dataset": str(p["dataset"]), "algorithm": str(p["algorithm"]), "metric": str(p["metric"]),
-                 "published": float(pd.to_numeric(pd.Series([p["value"]]), errors="coerce").iloc[0]),
-                 "reproduced": float("nan"), "std": float("nan"), "n": 0, "diff": float("nan"),
-                 "within_2std": None, "z_mean": float("nan"),
-                 "note": "" if pd.isna(p.get("note")) else str(p.get("note"))}
-                for p in published.to_dict("records")
-                if (str(p["algorithm"]), str(p["metric"])) in cells and str(p["dataset"]) in set(datasets)]
-        table = pd.DataFrame(rows, columns=["dataset", "algorithm", "metric", "published", "reproduced", "std",
-                                            "n", "diff", "within_2std", "z_mean", "note"])
-    stds = {}
-    if "std" in published.columns:
-        stds = {(str(p["dataset"]), str(p["algorithm"]), str(p["metric"])):
-                float(pd.to_numeric(pd.Series([p["std"]]), errors="coerce").iloc[0])
-                for p in published.to_dict("records")}
-    marks, published_std = [], []
-    for r in table.itertuples(index=False):
-        published_std.append(stds.get((str(r.dataset), str(r.algorithm), str(r.metric)), float("nan")))
-        measure = "measure" in cells.get((str(r.algorithm), str(r.metric)), {})
-        if math.isnan(r.published):
-            marks.append(GAP)
-        elif not r.n or math.isnan(r.reproduced):
-            marks.append(NO_RUN)
-        elif measure:
-            marks.append(MEASURE)
-        elif r.n < 2:
-            marks.append(SINGLE)
-        else:
-            marks.append(AGREE if r.within_2std else DISAGREE)
-    table = table.assign(published_std=published_std, mark=marks)
-    if "note" not in table.columns:
-        table["note"] = ""
-    table["note"] = ["" if pd.isna(n) else str(n) for n in table["note"]]
-    return table
+    """Published vs reproduced, one row per published number of the table (the plan's datasets, or, when nothing
+    is planned, the published cells of ``datasets`` with no run), as a frame
+    (:func:`forestlab.report.model.comparison_frame`)."""
+    layout = read_layout(spec)
+    return comparison_frame(comparisons(res, layout, rows(res, layout) if res.algorithms else None, datasets))
 
 
 def _pairs(view: TableView, res: ExperimentResults) -> None:
-    metric = str(view.spec.get("pair_metric", "test_risk"))
-    alpha = float(view.spec.get("alpha", 0.05))
+    metric, alpha = view.layout.pair_metric, view.layout.alpha
     try:
-        for a, b in pairs_of(view.spec):
-            table, summary = pair_table(res, a, b, metric, alpha=alpha)
+        for a, b in view.layout.pairs:
+            table, summary = pair_table(res, a, b, metric, digits=view.layout.digits, alpha=alpha)
             view.pairs.append((summary, table))
     except Exception as exc:
         view.pairs_error = _error_text(exc)
 
 
 def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str) -> None:
-    alpha = float(view.spec.get("alpha", 0.05))
-    for comp in cdm.comparisons(view.spec):
+    alpha = view.layout.alpha
+    for comp in cdm.comparisons(dict(view.layout.spec)):
         fv = FriedmanView(comp)
         view.friedman.append(fv)
         try:
@@ -464,10 +390,10 @@ def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
         try:
             table_res = res.restricted_to(spec)
         except ForestlabError as exc:  # a table naming a dataset the experiment does not have: said in its place
-            view.tables.append(TableView(spec, reproduced_error=str(exc)))
+            view.tables.append(TableView(read_layout(spec), reproduced_error=str(exc)))
             continue
-        shown = [str(d) for d in spec.get("datasets") or [d.name for d in exp.datasets]
-                 if str(d) not in table_res.left_out]
+        shown = [d for d in read_layout(spec).datasets or [str(d.name) for d in exp.datasets]
+                 if d not in table_res.left_out]
         view.tables.append(_table_view(table_res, spec, site, exp_dir, shown))
     study_readme = _readme_path(exp.study) if exp.study in STUDIES else None
     for spec in res.figures():
@@ -609,24 +535,16 @@ def _runs_text(counts: dict[str, int]) -> str:
     return text
 
 
-def _digits(spec: dict[str, Any], cell: dict[str, Any]) -> int:
-    """A cell's precision, as `forestlab tables` shows it (depths with one digit unless the cell says)."""
-    default = 1 if str(cell.get("metric", "")).startswith("max_depth") else int(spec.get("digits", 3))
-    return int(cell.get("digits", default))
-
-
 def _comparison_html(view: TableView, res: ExperimentResults) -> str:
-    df = view.comparison
-    if df is None or df.empty:
+    comps = view.comparisons
+    if not comps:
         return "<p class=\"placeholder\">No published cell of this table concerns the datasets of this plan.</p>"
-    cells = {published_key(c): c for c in view.spec["cells"] if "metric" in c or "measure" in c}
-    digits = {k: _digits(view.spec, c) for k, c in cells.items()}
-    names = [str(c.get("label", f"{c['algorithm']} {c.get('metric', c.get('measure'))}")) for c in cells.values()]
-    labels = {k: (name if names.count(name) == 1 else f"{k[0]} {name}") for k, name in zip(cells, names,
-                                                                                             strict=True)}
-    groups = [k for k in digits if ((df["algorithm"] == k[0]) & (df["metric"] == k[1])).any()]
-    datasets = list(dict.fromkeys(df["dataset"]))
-    by_key = {(r.dataset, r.algorithm, r.metric): r for r in df.itertuples(index=False)}
+    columns = {c.published: c for c in view.layout.columns if c.published is not None}  # the last of twins
+    names = [c.name for c in columns.values()]
+    labels = {k: (c.name if names.count(c.name) == 1 else f"{k[0]} {c.name}") for k, c in columns.items()}
+    groups = [k for k in columns if any((c.algorithm, c.metric) == k for c in comps)]
+    datasets = list(dict.fromkeys(c.dataset for c in comps))
+    by_key = {(c.dataset, c.algorithm, c.metric): c for c in comps}
     head1 = "<th rowspan=\"2\">dataset</th>" + "".join(
         f'<th colspan="3" class="group">{esc(labels[g])}</th>' for g in groups)
     head2 = "".join("<th>published</th><th>reproduced</th><th>Δ</th>" for _ in groups)
@@ -639,22 +557,15 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
             if r is None:
                 cells.append('<td class="na" colspan="3">not in the published table</td>')
                 continue
-            k = digits[g]
-            symbol, meaning = MARKS[r.mark]
-            pub = _num(r.published, k) if r.mark != GAP else "not printed"
-            if r.mark != GAP and r.published_std == r.published_std:  # the study's own spread, when printed
-                pub += f" ± {_num(r.published_std, k)}"
+            pub = esc(r.published_text)
             if r.note:
                 notes.append(f"{d}, {labels[g]}: {r.note}")
                 pub += f'<sup title="{esc(r.note)}">{len(notes)}</sup>'
-            spread = r.n > 1 and r.std == r.std  # a measure is one statistic over the runs: no ± to show
-            ours = "—" if not r.n else (_num(r.reproduced, k) + (f" ± {_num(r.std, k)}" if spread else ""))
-            diff = _num(r.diff, k, signed=True) if r.n and r.mark != GAP else ""
-            z = f"; |Δ| = {abs(r.diff) / r.std:.1f} std" if r.mark in (AGREE, DISAGREE) and r.std > 0 else ""
-            title = f"{meaning}{z}; {r.n} run(s)"
-            cells.append(f'<td class="pub">{pub}</td><td class="ours">{esc(ours)}</td>'
-                         f'<td class="mark m-{r.mark}" title="{esc(title)}">{esc(diff)} '
-                         f'<span class="sym" aria-label="{esc(meaning)}">{symbol}</span></td>')
+            z = "" if r.z != r.z else f"; |Δ| = {abs(r.z):.1f} std"
+            title = f"{r.meaning}{z}; {r.n} run(s)"
+            cells.append(f'<td class="pub">{pub}</td><td class="ours">{esc(r.value_text)}</td>'
+                         f'<td class="mark m-{r.mark}" title="{esc(title)}">{esc(r.diff_text)} '
+                         f'<span class="sym" aria-label="{esc(r.meaning)}">{r.symbol}</span></td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     out = (f'<div class="scroll"><table class="data compare"><thead><tr>{head1}</tr><tr>{head2}</tr></thead>'
            f'<tbody>{"".join(body)}</tbody></table></div>')
@@ -709,8 +620,8 @@ def _friedman_html(view: TableView) -> str:
                    "no evidence that the average ranks differ")
         lines = [f"N = {r.n_datasets} datasets, k = {r.n_algorithms} learners ({esc(comp.metric)}, {better} is "
                  f"better; each learner's mean over the seeds, ranked within each dataset, 1 = best).",
-                 f"Friedman χ² = {r.chi2:.2f}, p = {_p(r.p)}; Iman-Davenport F = {r.iman_davenport_f:.2f}, "
-                 f"p = {_p(r.iman_davenport_p)}: {verdict} at α = {r.alpha:g}.",
+                 f"Friedman χ² = {r.chi2:.2f}, p = {fmt_p(r.p)}; Iman-Davenport F = {r.iman_davenport_f:.2f}, "
+                 f"p = {fmt_p(r.iman_davenport_p)}: {verdict} at α = {r.alpha:g}.",
                  f"Critical difference (Nemenyi, α = {r.alpha:g}): CD = {r.cd:.2f}."]
         pairs = r.different_pairs()
         lines.append("Pairs the Nemenyi test tells apart: " + (", ".join(f"{a} better than {b}" for a, b in pairs)
@@ -731,7 +642,7 @@ def _friedman_html(view: TableView) -> str:
 def _table_html(ev: ExperimentView, view: TableView) -> str:
     anchor = f"{_slug(ev.name)}--{_slug(view.name)}"
     cmds = f"{ev.commands.run} && {ev.commands.tables}"
-    if view.spec.get("published") or view.spec.get("pairs"):
+    if view.layout.published or view.layout.pairs:
         cmds += f" && {ev.commands.compare}"
     out = [f'<section class="table" id="{esc(anchor)}"><h3>{esc(view.title)}</h3>']
     # an experiment that never ran says once, above its tables, how to run it; its tables show the published values
@@ -746,8 +657,8 @@ def _table_html(ev: ExperimentView, view: TableView) -> str:
                        f"{esc(view.reproduced_error)}</p>")
         else:
             out.append('<p class="placeholder">None of the runs of this configuration is done yet.</p>')
-    if view.spec.get("published"):
-        out.append(f"<h4>Published vs reproduced (<code>{esc(view.spec['published'])}</code>)</h4>")
+    if view.layout.published:
+        out.append(f"<h4>Published vs reproduced (<code>{esc(view.layout.published)}</code>)</h4>")
         if view.comparison_error:
             out.append(f'<p class="error">The published table cannot be read: {esc(view.comparison_error)}</p>')
         else:
