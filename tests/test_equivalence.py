@@ -1,0 +1,70 @@
+"""Nothing changes that should not (issue 20, part 9): every table, comparison, claim verdict and report page
+rendered from a fixed store is the same as the goldens rendered by the code before the refactor.
+
+The store (tests/fixtures/equivalence/store: runs.sqlite + arrays/) holds real runs made by
+tests/fixtures/equivalence/build.sh: quickstart at full size, and the experiments listed in experiments.txt at
+smoke size. The test copies it to a temporary folder, renders through the public CLI (`forestlab figures`,
+`tables`, `compare`, `report`, with and without debug=smoke; see tests/equivalence_goldens.py), normalises what
+legitimately varies between renders (timestamps, durations, version, commit, machine, paths: one function,
+``normalise``) and compares file by file with tests/fixtures/equivalence/golden/.
+
+When an output changes on purpose (a defect fixed), regenerate the goldens deliberately and list the change in the
+commit message:
+
+    FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py
+
+Figures (PNG/PDF) are compared by their list of files (FILES.txt), not byte for byte.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.equivalence_goldens import FIXTURE, diff_trees, render
+
+STORE = FIXTURE / "store"
+GOLDEN = FIXTURE / "golden"
+
+
+def _mirror() -> str | None:
+    from tests.conftest import mirror_path  # noqa: F401  (the suite's one rule for where the UCI mirror is)
+
+    found = mirror_path()
+    return str(found) if found is not None else None
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (STORE / "runs.sqlite").is_file():
+        pytest.fail(f"the fixture store is missing: run {FIXTURE / 'build.sh'}")
+    out = tmp_path_factory.mktemp("equivalence") / "now"
+    mirror = _mirror()
+    env = {"FORESTLAB_DATA_MIRROR": mirror} if mirror else {}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        render(STORE, out, python=sys.executable)
+    if os.environ.get("FORESTLAB_UPDATE_GOLDENS") == "1":
+        if GOLDEN.exists():
+            shutil.rmtree(GOLDEN)
+        shutil.copytree(out, GOLDEN)
+    return out
+
+
+def test_every_command_succeeds(rendered: Path) -> None:
+    """Each command of each size exits 0 (a crash would otherwise only show as a diff of its error text)."""
+    for status in sorted(rendered.glob("*/stdout/*.txt")):
+        first = status.read_text(encoding="utf-8").splitlines()[0]
+        assert first == "exit 0", f"{status.relative_to(rendered)}: {status.read_text(encoding='utf-8')[-2000:]}"
+
+
+def test_outputs_match_the_goldens(rendered: Path) -> None:
+    """Every rendered file equals its golden, after normalisation; none appears or disappears."""
+    assert GOLDEN.is_dir(), "no goldens: FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py"
+    diff = diff_trees(GOLDEN, rendered)
+    assert not diff, ("the rendered outputs differ from tests/fixtures/equivalence/golden/ (if on purpose, "
+                      "FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py):\n" + diff)
