@@ -24,16 +24,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = os.environ.get("FORESTLAB_BENCH_REF", "56b2a6b")
-ROUNDS = 5
+ROUNDS = int(os.environ.get("FORESTLAB_BENCH_ROUNDS", "5"))
 
-#: (label, arguments, target in seconds or None, whether it needs an untimed call first)
+#: (label, arguments, target in seconds or None, whether it needs an untimed call first, expected exit status)
 COMMANDS = [
-    ("error: run experiment=nonexistent", ["run", "experiment=nonexistent"], 0.5, False),
-    ("list experiments", ["list", "experiments"], 0.5, False),
-    ("run uci_binary --dry-run", ["run", "experiment=uci_binary", "--dry-run"], None, False),
-    ("compare uci_binary (540 runs)", ["compare", "uci_binary"], 1.0, True),
-    ("tables uci_binary (540 runs)", ["tables", "uci_binary"], 1.0, True),
-    ("status (every experiment)", ["status"], 1.0, False),
+    ("error: run experiment=nonexistent", ["run", "experiment=nonexistent"], 0.5, False, 2),
+    ("list experiments", ["list", "experiments"], 0.5, False, 0),
+    ("run uci_binary --dry-run", ["run", "experiment=uci_binary", "--dry-run"], None, False, 0),
+    ("compare uci_binary (540 runs)", ["compare", "uci_binary"], 1.0, True, 0),
+    ("tables uci_binary (540 runs)", ["tables", "uci_binary"], 1.0, True, 0),
+    ("status (every experiment)", ["status"], 1.0, False, 0),
 ]
 
 
@@ -55,11 +55,16 @@ def _reference_checkout(where: Path) -> Path:
     return where
 
 
-def _time(args: list[str], root: Path, results: Path) -> float:
+def _time(args: list[str], root: Path, results: Path, expected: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(root), "FORESTLAB_RESULTS_DIR": str(results), "MPLBACKEND": "Agg"}
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "forestlab", *args], cwd=root, env=env, capture_output=True)
-    return time.perf_counter() - t0
+    done = subprocess.run([sys.executable, "-m", "forestlab", *args], cwd=root, env=env, capture_output=True,
+                          text=True)
+    elapsed = time.perf_counter() - t0
+    if done.returncode != expected:  # a command that fails fast is not a fast command
+        raise RuntimeError(f"forestlab {' '.join(args)} in {root} exited {done.returncode}, expected {expected}: "
+                           f"{done.stderr.strip()[-500:]}")
+    return elapsed
 
 
 def run(out: dict) -> None:
@@ -74,14 +79,14 @@ def run(out: dict) -> None:
         for side in roots:  # each side reads its own copy: a side's caches never serve the other
             stores[side] = Path(tmp) / f"store_{side}"
             shutil.copytree(store, stores[side])
-        for label, args, target, warm in COMMANDS:
+        for label, args, target, warm, expected in COMMANDS:
             if warm:
                 for side, root in roots.items():
-                    _time(args, root, stores[side])
+                    _time(args, root, stores[side], expected)
             times: dict[str, list[float]] = {"before": [], "after": []}
             for _ in range(ROUNDS):
                 for side, root in roots.items():
-                    times[side].append(_time(args, root, stores[side]))
+                    times[side].append(_time(args, root, stores[side], expected))
             before, after = statistics.median(times["before"]), statistics.median(times["after"])
             line = f"before {before:.2f} s, after {after:.2f} s (median of {ROUNDS}), {before / after:.1f}x"
             if target is not None:
