@@ -23,6 +23,7 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
+from forestlab.spec import build_reports
 
 # The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
 # scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
@@ -414,11 +415,6 @@ def _validate(cfg: DictConfig) -> Experiment:
         _require_mapping(cfg, key)
     for key in ("limits", "experiment.params"):
         _require_mapping(cfg, key, optional=True)
-    for key in ("experiment.tables", "experiment.figures"):
-        value = OmegaConf.select(cfg, key)
-        if value is not None and not (isinstance(value, ListConfig)
-                                      and all(isinstance(v, DictConfig) for v in value)):
-            raise ConfigError(f"{key} must be a list of mappings (each with a name), got {to_container(value)!r}")
     seed = _require_int(cfg.get("seed"), "seed", 0)
     if seed > _MAX_SEED:
         raise ConfigError(f"seed must be <= {_MAX_SEED}, got {seed}")
@@ -448,9 +444,6 @@ def _validate(cfg: DictConfig) -> Experiment:
     _require_name(exp.get("name"), "experiment.name")
     if exp.get("study") is not None:
         _require_name(exp.get("study"), "experiment.study")
-    for kind in ("tables", "figures"):
-        for i, spec in enumerate(exp.get(kind) or []):
-            _require_name(spec.get("name") if isinstance(spec, DictConfig) else None, f"experiment.{kind}[{i}].name")
     datasets = _as_name_list(exp.get("datasets"), "experiment.datasets")
     for name in datasets:
         if name != cfg.dataset.get("name") and name not in group_options("dataset"):
@@ -494,7 +487,6 @@ def _validate(cfg: DictConfig) -> Experiment:
     experiment = resolve(cfg)
     check_keys(cfg, experiment)
     check_tasks(experiment)
-    check_choices(experiment)
     for alg in experiment.algorithms:
         if alg.grid and alg.selection["kind"] == "none":
             raise ConfigError(f"algorithm '{alg.name}' has a grid ({', '.join(alg.grid)}) but no model selection, so "
@@ -637,7 +629,7 @@ def resolve(cfg: DictConfig) -> Experiment:
     from forestlab.selection import selection_spec  # local: selection loads the learners and scikit-learn
     exp = cfg.experiment
     limits = dict(_plain(cfg.get("limits")) or {})
-    dataset_names = as_list(exp.get("datasets"))
+    dataset_names = listed = as_list(exp.get("datasets"))
     notes: list[str] = []
     if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
         notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
@@ -675,12 +667,14 @@ def resolve(cfg: DictConfig) -> Experiment:
                                         seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
                                         selection=selection, cfg=alg))
     spec = dict(_plain(exp))
+    # the tables, figures, choices and claims, every key checked against the algorithms and the listed datasets
+    reports = build_reports(spec, [a.name for a in algorithms], listed)
     return Experiment(
         name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
         seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
         paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
-        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes))
+        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes), reports=reports)
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:
@@ -850,46 +844,6 @@ def check_group_lists(overrides: Sequence[str]) -> None:
             plural = {"dataset": "datasets", "algorithm": "algorithms"}.get(key)
             hint = (f"; to run several, write 'experiment.{plural}={value.strip()}'" if plural else "")
             raise ConfigError(f"{key}= takes one option name, got the list {value.strip()}{hint}")
-
-
-def check_choices(experiment: Experiment) -> None:
-    """``experiment.choices`` (see :meth:`forestlab.results.ExperimentResults.with_choices`): each a mapping with a
-    new ``name``, candidates ``among`` and guides ``by`` (as many, default the candidates) from the experiment's
-    algorithms, and a known ``metric``; a one-line ConfigError otherwise."""
-    from forestlab.metrics import direction
-
-    choices = experiment.spec.get("choices")
-    if choices is None:
-        return
-    if not isinstance(choices, list):
-        raise ConfigError(f"experiment.choices must be a list of mappings {{name, among, by, metric}}, got {choices!r}")
-    names = [a.name for a in experiment.algorithms]
-    seen: set[str] = set()
-    for choice in choices:
-        if not isinstance(choice, Mapping):
-            raise ConfigError(f"experiment.choices: each choice is a mapping {{name, among, by, metric}}, got "
-                              f"{choice!r}")
-        unknown = sorted(set(choice) - {"name", "among", "by", "metric"})
-        if unknown:
-            raise ConfigError(f"experiment.choices: '{unknown[0]}' is not a choice setting (valid: name, among, by, "
-                              "metric)")
-        name = choice.get("name")
-        if not isinstance(name, str) or not name or name in names or name in seen:
-            raise ConfigError(f"experiment.choices: name {name!r} must be a new name (not an algorithm of the "
-                              "experiment, nor another choice's)")
-        seen.add(name)
-        among, by = choice.get("among"), choice.get("by") or choice.get("among")
-        for key, value in (("among", among), ("by", by)):
-            if not isinstance(value, list) or len(value) < 2 or any(v not in names for v in value):
-                raise ConfigError(f"experiment.choices {name}: {key} must list at least two of the experiment's "
-                                  f"algorithms ({', '.join(names)}), got {value!r}")
-        if len(by) != len(among):
-            raise ConfigError(f"experiment.choices {name}: by must pair one guide with each candidate of among "
-                              f"({len(among)}), got {len(by)}")
-        metric = choice.get("metric")
-        if not isinstance(metric, str) or direction(metric) is None:
-            raise ConfigError(f"experiment.choices {name}: metric {metric!r} is not a stored metric with a "
-                              "direction (e.g. test_auc)")
 
 
 def check_tasks(experiment: Experiment) -> None:

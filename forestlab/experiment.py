@@ -23,6 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from forestlab.spec import ChoiceSpec, FigureSpec, Reports, TableSpec
+
 # Dataset config keys that document but do not change the data.
 COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
 
@@ -87,18 +89,23 @@ class Experiment:
     smoke: bool = False
     notes: tuple[str, ...] = ()  # what the limits changed in what the user asked (printed by forestlab run)
     cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
+    reports: Reports = field(default_factory=Reports)  # tables, figures, choices, claims: checked (forestlab.spec)
 
     @property
-    def tables(self) -> list[dict[str, Any]]:
-        return [dict(t) for t in self.spec.get("tables") or []]
+    def tables(self) -> tuple[TableSpec, ...]:
+        return self.reports.tables
 
     @property
-    def figures(self) -> list[dict[str, Any]]:
-        return [dict(f) for f in self.spec.get("figures") or []]
+    def figures(self) -> tuple[FigureSpec, ...]:
+        return self.reports.figures
 
     @property
-    def claims(self) -> list[str]:
-        return [str(c) for c in self.spec.get("claims") or []]
+    def choices(self) -> tuple[ChoiceSpec, ...]:
+        return self.reports.choices
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        return self.reports.claims
 
     def seeds_of(self, dataset: DatasetSpec) -> int:
         """The repetitions of ``dataset``: its own (``experiment.dataset_seeds``) or the experiment's ``seeds``."""

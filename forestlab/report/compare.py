@@ -178,7 +178,7 @@ def _pairs_section(res: ExperimentResults, spec: dict[str, Any]) -> tuple[list[s
     frames = []
     for a, b in pairs:
         for side in (a, b):
-            res.check_cell({"algorithm": side, "metric": metric}, f"table '{spec['name']}', pair [{a}, {b}]")
+            res.check_stored(side, metric, f"table '{spec.name}', pair [{a}, {b}]")
         table, summary = pair_table(res, a, b, metric, alpha=alpha)
         lines.append(summary.line())
         marks = [f"{d} {o}{'*' if s else ''}" for d, o, s in

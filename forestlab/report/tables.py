@@ -44,7 +44,7 @@ def fmt(mean: float, std: float, n: int, digits: int = 3) -> str:
 def build_table(res: ExperimentResults, spec: dict[str, Any]) -> pd.DataFrame:
     """One row per dataset; for each cell its mean, std and number of runs."""
     for i, cell in enumerate(spec["cells"]):
-        res.check_cell(cell, f"table '{spec['name']}', cell {i + 1}")
+        res.check_stored(cell.algorithm, cell.metric, f"table '{spec.name}', cell {i + 1}")
     rows = []
     for dataset in res.datasets:
         row: dict[str, Any] = {"dataset": dataset}
