@@ -9,6 +9,7 @@ single-line :class:`~forestlab.errors.ConfigError` that lists the valid choices.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import os
 import re
@@ -23,7 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
-from forestlab.spec import build_reports
+from forestlab.spec import Reports, build_reports
 
 # The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
 # scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
@@ -484,7 +485,7 @@ def _validate(cfg: DictConfig) -> Experiment:
     # What plan() will use, resolved once: the datasets kept by limits.max_datasets and every algorithm, with the
     # user's overrides on the selected ones and the experiment-wide parameters applied.
     check_paths(cfg.paths)
-    experiment = resolve(cfg)
+    experiment = resolve(cfg, with_reports=False)
     check_keys(cfg, experiment)
     check_tasks(experiment)
     for alg in experiment.algorithms:
@@ -504,8 +505,10 @@ def _validate(cfg: DictConfig) -> Experiment:
         _check_dataset(ds.name, ds.cfg, experiment.protocol)
     for alg in experiment.algorithms:
         _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
-    object.__setattr__(experiment, "cfg", cfg)
-    return experiment
+    # what the reports draw, last: a wrong choice of datasets or algorithms is named as such first
+    reports = build_reports(to_container(cfg.experiment), [a.name for a in experiment.algorithms],
+                            as_list(cfg.experiment.get("datasets")))
+    return dataclasses.replace(experiment, reports=reports, cfg=cfg)
 
 
 def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) -> None:
@@ -623,9 +626,11 @@ def _with_fingerprint(ds_cfg: dict[str, Any], cfg: DictConfig) -> dict[str, Any]
     return ds_cfg if digest is None else {**ds_cfg, "source": {**source, "content_sha256": digest}}
 
 
-def resolve(cfg: DictConfig) -> Experiment:
+def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
     """The :class:`Experiment` of a composed config (call after the top-level checks of
-    :func:`validate`, which also checks the resolved experiment)."""
+    :func:`validate`, which also checks the resolved experiment); its tables, figures, choices and claims are
+    built and checked by :func:`forestlab.spec.build_reports` (last, in :func:`validate`, when not
+    ``with_reports``)."""
     from forestlab.selection import selection_spec  # local: selection loads the learners and scikit-learn
     exp = cfg.experiment
     limits = dict(_plain(cfg.get("limits")) or {})
@@ -666,9 +671,15 @@ def resolve(cfg: DictConfig) -> Experiment:
         algorithms.append(AlgorithmSpec(name=name, estimator=str(alg.get("estimator", name)),
                                         seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
                                         selection=selection, cfg=alg))
+    for kind, names in (("datasets", [d.name for d in datasets]), ("algorithms", [a.name for a in algorithms]),
+                        ("metrics", as_list(cfg.get("metrics")))):
+        seen = [n for i, n in enumerate(names) if n in names[:i]]
+        if seen:
+            raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
+                              "remove the duplicate")
     spec = dict(_plain(exp))
     # the tables, figures, choices and claims, every key checked against the algorithms and the listed datasets
-    reports = build_reports(spec, [a.name for a in algorithms], listed)
+    reports = build_reports(spec, [a.name for a in algorithms], listed) if with_reports else Reports()
     return Experiment(
         name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
@@ -759,13 +770,6 @@ def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
             raise ConfigError(f"experiment.params.{key} is a parameter of none of the experiment's algorithms "
                               f"({names}), so it would change nothing{_closest(str(key), sorted(has))}; their "
                               f"parameters: {', '.join(sorted(has)) or 'none'}")
-    for kind, names in (("datasets", [d.name for d in experiment.datasets]),
-                        ("algorithms", [a.name for a in experiment.algorithms]),
-                        ("metrics", list(experiment.metrics))):
-        seen = [n for i, n in enumerate(names) if n in names[:i]]
-        if seen:
-            raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
-                              "remove the duplicate")
     for alg in experiment.algorithms:
         for key, value in {**alg.params, **{f"grid.{k}": v for k, vs in alg.grid.items()
                                             for v in (vs if isinstance(vs, list) else [vs])}}.items():

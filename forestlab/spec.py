@@ -204,6 +204,11 @@ class Registered(Constraint):
         return f"a {self.what} name"
 
 
+def _at(where: str, problem: str) -> str:
+    """``problem`` of an element: '[0] must be ...', or '[0]: algorithm 'x' is not ...'."""
+    return f"{where} {problem}" if problem.startswith(("must", "[")) else f"{where}: {problem}"
+
+
 @dataclass(frozen=True)
 class ListOf(Constraint):
     """A list of values that each pass ``item`` (a single value is one when ``scalar``); ``length`` when fixed."""
@@ -222,7 +227,7 @@ class ListOf(Constraint):
         for i, v in enumerate(value):
             problem = self.item.error(v, ctx)
             if problem is not None:
-                return problem if isinstance(self.item, (Known, Registered)) else f"[{i}] {problem}"
+                return problem if isinstance(self.item, (Known, Registered)) else _at(f"[{i}]", problem)
         return None
 
     def __str__(self) -> str:
@@ -246,7 +251,7 @@ class MappingOf(Constraint):
         for k, v in value.items():
             problem = self.key.error(k, ctx) or self.value.error(v, ctx)
             if problem is not None:
-                return problem if isinstance(self.key, (Known, Registered)) else f"[{k!r}] {problem}"
+                return problem if isinstance(self.key, (Known, Registered)) else _at(f"[{k!r}]", problem)
         return None
 
     def __str__(self) -> str:
@@ -313,13 +318,14 @@ class _Declared:
     """Base of the spec classes: ``raw`` keeps the mapping as written (for ``get`` / ``[]`` / ``in``)."""
 
     FIELDS: ClassVar[dict[str, Field]]
+    TYPED: ClassVar[tuple[str, ...]] = ()  # keys answered with the typed value (a table's cells as CellSpecs)
     raw: Mapping[str, Any]
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self.raw.get(key, default)
+        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw.get(key, default)
 
     def __getitem__(self, key: str) -> Any:
-        return self.raw[key]
+        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw[key]
 
     def __contains__(self, key: object) -> bool:
         return key in self.raw
@@ -401,6 +407,7 @@ class TableSpec(_Declared):
         "mark_best": Field(ListOf(Text(), scalar=True)), "datasets": Field(DATASETS),
         "alpha": Field(Real(0, 1)), "note": Field(Text()), "digits": Field(Int(0, 12)),
     }
+    TYPED: ClassVar[tuple[str, ...]] = ("cells",)
     name: str
     cells: tuple[CellSpec, ...]
     title: str
