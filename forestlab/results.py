@@ -23,7 +23,7 @@ from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import AlgorithmSpec, Experiment
 from forestlab.metrics import direction, get_measure
-from forestlab.spec import CellSpec, ChoiceSpec, Context, FigureSpec, TableSpec, make_figure, make_table
+from forestlab.spec import CellSpec, ChoiceSpec, Context, FigureSpec, TableSpec, make_cell, make_figure, make_table
 from forestlab.store import Store
 
 __all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
@@ -201,9 +201,10 @@ class ExperimentResults:
         n = min(len(c) for c in curves)
         return np.vstack([np.asarray(c[:n], dtype=float) for c in curves])
 
-    def cell_values(self, cell: CellSpec, dataset: str) -> np.ndarray:
+    def cell_values(self, cell: CellSpec | Mapping[str, Any], dataset: str) -> np.ndarray:
         """Per-run values of one table cell: a stored metric, or a curve read at a point (``curve`` + ``at``); a
         cell of a measure across runs has none (:func:`measure_value`)."""
+        cell = as_cell(cell)
         if cell.metric is not None:
             return self.values(cell.algorithm, cell.metric, dataset)["value"].to_numpy()
         if cell.curve is not None and cell.at is not None:
@@ -372,10 +373,16 @@ class ExperimentResults:
         return out
 
 
-def cell_label(cell: CellSpec) -> str:
+def as_cell(cell: CellSpec | Mapping[str, Any]) -> CellSpec:
+    """A cell as its :class:`CellSpec` (a hand-built mapping is checked, its names not: nothing to check them
+    against)."""
+    return make_cell(cell, "table cell", Context())
+
+
+def cell_label(cell: CellSpec | Mapping[str, Any]) -> str:
     """The CSV name of a table cell: '<algorithm> <metric>', '<algorithm> <curve>@<at>' or '<algorithm>
     <measure>' (:attr:`CellSpec.column`)."""
-    return cell.column
+    return as_cell(cell).column
 
 
 def summarise(values: np.ndarray) -> tuple[float, float, int]:
@@ -483,6 +490,7 @@ def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *
     return res
 
 
-def measure_value(res: ExperimentResults, cell: CellSpec, dataset: str) -> float:
+def measure_value(res: ExperimentResults, cell: CellSpec | Mapping[str, Any], dataset: str) -> float:
     """A statistic over the set of runs of one cell of a measure (NaN with fewer than two runs)."""
+    cell = as_cell(cell)
     return res.measure(cell.algorithm, str(cell.measure), dataset)
