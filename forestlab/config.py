@@ -14,7 +14,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
-from forestlab.spec import Reports, build_reports
+from forestlab.spec import Reports, build_reports, check_section, check_sections, closest, section_keys
 
 # The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
 # scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
@@ -259,11 +259,12 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
         if parent in _FREE_SECTIONS:  # parameter names are the user's: adding one is meaningful (and checked)
             return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}; to add a "
                                f"parameter write +{key}=VALUE")
-        elsewhere = [f"{sec}.{leaf}" for sec, keys in KNOWN_KEYS.items() if sec and leaf in keys]
-        if leaf in KNOWN_KEYS.get(parent, ()) and parent != "protocol":  # read, absent here: adding it is right
+        known = section_keys()
+        elsewhere = [f"{sec}.{leaf}" for sec, keys in known.items() if sec and leaf in keys]
+        if leaf in known.get(parent, ()) and parent != "protocol":  # read, absent here: adding it is right
             return ConfigError(f"config key '{key}' is not set in this configuration; to add it write +{key}=VALUE")
         hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent
-                else _closest(leaf, KNOWN_KEYS.get(parent, ())))
+                else closest(leaf, known.get(parent, ())))
         return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}{hint}")
     match = re.search(r"Could not append to config. An item is already at '([^']+)'", text)
     if match:
@@ -362,7 +363,6 @@ def _as_name_list(value: Any, name: str) -> list[str]:
 
 # Names that become file or folder names (experiments, studies, tables, figures, datasets): no separators, no "..".
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
 
 
 def _require_name(value: Any, what: str) -> str:
@@ -370,11 +370,6 @@ def _require_name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not _SAFE_NAME.match(value) or ".." in value:
         raise ConfigError(f"{what} must be a plain name (letters, digits, _ . + -; no '/' or '..'), got {value!r}")
     return value
-
-
-def _require_bool(value: Any, name: str) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be true or false, got {value!r}")
 
 
 def _require_relative(value: Any, name: str) -> None:
@@ -401,50 +396,12 @@ def validate(cfg: DictConfig) -> Experiment:
         raise ConfigError(f"invalid configuration: {one_line(exc)}") from None
 
 
-def _require_mapping(cfg: DictConfig, key: str, *, optional: bool = False) -> None:
-    value = OmegaConf.select(cfg, key)
-    if value is None and optional:
-        return
-    if not isinstance(value, DictConfig):
-        raise ConfigError(f"{key} must be a mapping (KEY: VALUE entries), got {to_container(value)!r}")
-
-
 def _validate(cfg: DictConfig) -> Experiment:
     from forestlab.learners import REGISTRY
 
-    for key in ("launcher", "protocol", "paths", "experiment", "dataset", "algorithm"):
-        _require_mapping(cfg, key)
-    for key in ("limits", "experiment.params"):
-        _require_mapping(cfg, key, optional=True)
-    seed = _require_int(cfg.get("seed"), "seed", 0)
-    if seed > _MAX_SEED:
-        raise ConfigError(f"seed must be <= {_MAX_SEED}, got {seed}")
-    _require_int(cfg.get("seeds"), "seeds", 1)
-    launcher = cfg.get("launcher")
-    if launcher is None:
-        raise ConfigError("launcher is missing")
-    n_jobs = _require_int(launcher.get("n_jobs"), "launcher.n_jobs")
-    if n_jobs == 0 or n_jobs < -1:
-        raise ConfigError(f"launcher.n_jobs must be -1 (all cores) or a positive integer, got {n_jobs}")
-    if launcher.get("backend") not in ("loky", "threading", "sequential", "dask"):
-        raise ConfigError(f"launcher.backend must be one of loky, threading, sequential, dask; "
-                          f"got {launcher.get('backend')!r}")
-    scheduler = launcher.get("scheduler")
-    if scheduler is not None and (not isinstance(scheduler, str) or ":" not in scheduler):
-        raise ConfigError(f"launcher.scheduler must be a dask scheduler address like tcp://HOST:8786 (or null), "
-                          f"got {scheduler!r}")
-    paths = cfg.get("paths") or {}
-    if "download" in paths:
-        _require_bool(paths.get("download"), "paths.download")
-    for key in ("log_max_bytes", "log_backup_count"):
-        if paths.get(key) is not None:
-            _require_int(paths.get(key), f"paths.{key}", 0)
-    exp = cfg.get("experiment")
-    if not isinstance(exp, DictConfig):
-        raise ConfigError("experiment is missing; valid experiments: " + ", ".join(group_options("experiment")))
-    _require_name(exp.get("name"), "experiment.name")
-    if exp.get("study") is not None:
-        _require_name(exp.get("study"), "experiment.study")
+    # the top level and the sections launcher, paths, limits, experiment, protocol: keys and values, as declared
+    check_sections(to_container(cfg))
+    exp = cfg.experiment
     datasets = _as_name_list(exp.get("datasets"), "experiment.datasets")
     for name in datasets:
         if name != cfg.dataset.get("name") and name not in group_options("dataset"):
@@ -458,7 +415,7 @@ def _validate(cfg: DictConfig) -> Experiment:
         for name, value in own_seeds.items():
             if str(name) not in datasets:
                 raise ConfigError(f"experiment.dataset_seeds: '{name}' is not a dataset of the experiment "
-                                  f"({', '.join(datasets)}){_closest(str(name), datasets)}")
+                                  f"({', '.join(datasets)}){closest(str(name), datasets)}")
             _require_int(value, f"experiment.dataset_seeds.{name}", 1)
     algorithms = _as_name_list(exp.get("algorithms"), "experiment.algorithms")
     for name in algorithms:
@@ -472,10 +429,6 @@ def _validate(cfg: DictConfig) -> Experiment:
     from forestlab.protocols import check_protocol
 
     check_protocol(to_container(cfg.protocol))
-    limits = cfg.get("limits") or {}
-    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values", "max_folds"):
-        if limits.get(key) is not None:
-            _require_int(limits.get(key), f"limits.{key}", 1)
     from forestlab.metrics import METRICS
 
     for metric in _as_name_list(cfg.get("metrics"), "metrics"):
@@ -712,41 +665,10 @@ def describe(kind: str, name: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Nothing the user said is silently ignored: every key lands somewhere that reads it, or is refused.
 # ---------------------------------------------------------------------------------------------------------------
-#: The keys each section of the composed config may have; any other key would be read by nobody.
-KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "": ("dataset", "algorithm", "protocol", "launcher", "paths", "experiment", "seed", "seeds", "metrics", "smoke",
-         "limits"),
-    "algorithm": ("name", "estimator", "seed_tag", "params", "grid", "selection", "description"),
-    "protocol": ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit", "selection",
-                 "n_folds"),
-    "launcher": ("name", "backend", "n_jobs", "scheduler"),
-    "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
-              "log_max_bytes", "log_backup_count"),
-    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values", "max_folds"),
-    "experiment": ("name", "study", "description", "datasets", "dataset_seeds", "algorithms", "params", "choices",
-                   "tables", "figures", "claims"),
-}
+# The keys each section may have, and the rules of their values, are declared in forestlab.spec (SECTIONS).
 # Sections whose keys are the user's own (parameter names), checked against what reads them elsewhere.
 _FREE_SECTIONS = ("experiment.params", "algorithm.params", "algorithm.grid")
 _MAX_INT = 2**31 - 1  # scikit-learn's trees store depths and counts as 32-bit integers
-
-
-def _closest(word: str, choices: Sequence[str]) -> str:
-    import difflib
-
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean '{match[0]}'?" if match else ""
-
-
-def _check_known_keys(where: str, node: Any, allowed: Sequence[str]) -> None:
-    """``where`` names the section: '' (the top level), 'protocol', or "algorithm 'rf'" for a named option."""
-    if not isinstance(node, (dict, DictConfig)):
-        return
-    for key in node:
-        if str(key) not in allowed:
-            name = f"unknown key '{key}' in {where}" if where else f"unknown config key '{key}'"
-            raise ConfigError(f"{name} (nothing reads it){_closest(str(key), allowed)}; valid keys"
-                              f"{f' of {where}' if where else ' at the top level'}: {', '.join(allowed)}")
 
 
 def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
@@ -754,21 +676,21 @@ def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
     the experiment, or an experiment-wide parameter that none of its algorithms has."""
     from forestlab.datasets._load import CONFIG_KEYS
 
-    for section, allowed in KNOWN_KEYS.items():
-        if section in ("algorithm",):
-            continue  # every algorithm of the experiment is checked below, the selected one included
-        _check_known_keys(section, cfg if not section else cfg.get(section), allowed)
-    for alg in experiment.algorithms:
-        _check_known_keys(f"algorithm '{alg.name}'", alg.cfg, KNOWN_KEYS["algorithm"])
+    for alg in experiment.algorithms:  # the sections were checked by forestlab.spec.check_sections
+        check_section("algorithm", alg.cfg, f"algorithm '{alg.name}'")
     for ds in experiment.datasets:
-        _check_known_keys(f"dataset '{ds.name}'", ds.cfg, CONFIG_KEYS)
+        unknown = [k for k in ds.cfg if k not in CONFIG_KEYS]
+        if unknown:
+            raise ConfigError(f"unknown key '{unknown[0]}' in dataset '{ds.name}' (nothing reads it)"
+                              f"{closest(str(unknown[0]), CONFIG_KEYS)}; valid keys of dataset '{ds.name}': "
+                              f"{', '.join(CONFIG_KEYS)}")
     shared = to_container(cfg.experiment.get("params")) or {}
     has = {k for alg in experiment.algorithms for k in (alg.cfg.get("params") or {})}
     for key in shared:
         if key not in has:
             names = ", ".join(a.name for a in experiment.algorithms)
             raise ConfigError(f"experiment.params.{key} is a parameter of none of the experiment's algorithms "
-                              f"({names}), so it would change nothing{_closest(str(key), sorted(has))}; their "
+                              f"({names}), so it would change nothing{closest(str(key), sorted(has))}; their "
                               f"parameters: {', '.join(sorted(has)) or 'none'}")
     for alg in experiment.algorithms:
         for key, value in {**alg.params, **{f"grid.{k}": v for k, vs in alg.grid.items()

@@ -691,3 +691,101 @@ register_figure_kind("metric_by_x", "a metric's mean per algorithm against an x 
                                                 "a panel of metric_by_x"), min_length=1), required=True),
                      algorithms=Field(ALGORITHMS), rate=Field(Bool(), False), hline=Field(Real()),
                      x_label=Field(Text(), "x"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The sections of the composed config: the keys each may have (any other would be read by nobody) and the rules of
+# the values the runner relies on. The dataset keys are the loader's (forestlab.datasets._load.CONFIG_KEYS); an
+# algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values are checked by
+# forestlab.protocols.check_protocol, which knows their combinations.
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Section(Constraint):
+    """A section of the config: a mapping of keys to values."""
+
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, Mapping)
+
+    def __str__(self) -> str:
+        return "a mapping (KEY: VALUE entries)"
+
+
+@dataclass(frozen=True)
+class DaskAddress(Constraint):
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, str) and ":" in value
+
+    def __str__(self) -> str:
+        return "a dask scheduler address like tcp://HOST:8786 (or null)"
+
+
+_LIMIT = Field(Int(1))
+SECTIONS: dict[str, dict[str, Field]] = {
+    "": {"dataset": Field(Section(), required=True, nullable=False),
+         "algorithm": Field(Section(), required=True, nullable=False),
+         "protocol": Field(Section(), required=True, nullable=False),
+         "launcher": Field(Section(), required=True, nullable=False),
+         "paths": Field(Section(), required=True, nullable=False),
+         "experiment": Field(Section(), required=True, nullable=False),
+         "seed": Field(Int(0, MAX_SEED), required=True, nullable=False),
+         "seeds": Field(Int(1), required=True, nullable=False),
+         "metrics": Field(), "smoke": Field(Bool()), "limits": Field(Section())},
+    "algorithm": {k: Field() for k in ("name", "estimator", "seed_tag", "params", "grid", "selection",
+                                       "description")},
+    "protocol": {k: Field() for k in ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit",
+                                      "selection", "n_folds")},
+    "launcher": {"name": Field(Text()),
+                 "backend": Field(Options(("loky", "threading", "sequential", "dask")), required=True,
+                                  nullable=False),
+                 "n_jobs": Field(Int(-1, excluded=(0,), range_text="-1 (all cores) or a positive integer"),
+                                 required=True, nullable=False),
+                 "scheduler": Field(DaskAddress())},
+    "paths": {**{k: Field() for k in ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "log_file")},
+              "download": Field(Bool(), nullable=False), "log_max_bytes": Field(Int(0)),
+              "log_backup_count": Field(Int(0))},
+    "limits": {k: _LIMIT for k in ("max_datasets", "max_estimators", "max_runs", "max_trees",
+                                   "max_generated_values", "max_folds")},
+    "experiment": {"name": Field(Name(), required=True, nullable=False), "study": Field(Name()),
+                   "description": Field(), "datasets": Field(), "dataset_seeds": Field(), "algorithms": Field(),
+                   "params": Field(Section()), "choices": Field(), "tables": Field(), "figures": Field(),
+                   "claims": Field()},
+}
+
+
+def section_keys() -> dict[str, tuple[str, ...]]:
+    """The keys each section of the composed config may have ('' is the top level)."""
+    return {section: tuple(fields) for section, fields in SECTIONS.items()}
+
+
+def check_section(section: str, value: Mapping[str, Any], where: str | None = None) -> None:
+    """Check one section of the composed config (a plain mapping) against its declaration: unknown keys (with a
+    did-you-mean), missing ones, and values, each refused in one line that names ``section.key``."""
+    fields = SECTIONS[section]
+    where = where if where is not None else section
+    ctx = Context()
+    for key in value:
+        if str(key) not in fields:
+            name = f"unknown key '{key}' in {where}" if where else f"unknown config key '{key}'"
+            raise ConfigError(f"{name} (nothing reads it){closest(str(key), list(fields))}; valid keys"
+                              f"{f' of {where}' if where else ' at the top level'}: {', '.join(fields)}")
+    for key, spec in fields.items():
+        dotted = f"{section}.{key}" if section else key
+        if key not in value:
+            if spec.required:
+                raise ConfigError(f"{dotted} is missing")
+            continue
+        item = value[key]
+        if item is None and spec.nullable:
+            continue
+        problem = spec.constraint.error(item, ctx)
+        if problem is not None:
+            raise ConfigError(f"{dotted} {problem}")
+
+
+def check_sections(cfg: Mapping[str, Any]) -> None:
+    """The top level of the composed config and its sections launcher, paths, limits and experiment (the datasets,
+    algorithms and protocol are checked as the experiment uses them)."""
+    check_section("", cfg)
+    for section in ("launcher", "paths", "limits", "experiment", "protocol"):
+        if cfg.get(section) is not None:
+            check_section(section, cfg[section])

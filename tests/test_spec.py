@@ -12,8 +12,17 @@ from forestlab.cli import app
 from forestlab.config import load_experiment
 from forestlab.errors import ConfigError
 from forestlab.runner import plan
-from forestlab.spec import CellSpec, Context, Field, FigureSpec, Int, TableSpec, figure_kinds, make_figure, \
-    register_figure_kind
+from forestlab.spec import (
+    CellSpec,
+    Context,
+    Field,
+    FigureSpec,
+    Int,
+    TableSpec,
+    figure_kinds,
+    make_figure,
+    register_figure_kind,
+)
 from tests.conftest import run_cli
 
 runner = CliRunner()

@@ -565,8 +565,9 @@ def metric_by_x(res: ExperimentResults, spec: FigureSpec):
                 half = z * np.sqrt(m * (1 - m) / n + z * z / (4 * n * n)) / (1 + z * z / n)
                 ax.fill_between(x, centre - half, centre + half, color=f"C{k}", alpha=0.15, lw=0)
             ax.plot(x, m, "o-", color=f"C{k}", label=algorithm, ms=4)
-        if spec.options["hline"] is not None:
-            ax.axhline(float(spec.options["hline"]), color="grey", ls="--", lw=0.8, label=f"{float(spec.options['hline']):g}")
+        hline = spec.options["hline"]
+        if hline is not None:
+            ax.axhline(float(hline), color="grey", ls="--", lw=0.8, label=f"{float(hline):g}")
         ax.set_xlabel(str(spec.options["x_label"]))
         ax.set_ylabel(metric)
         if spec.options["rate"]:
