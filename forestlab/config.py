@@ -460,7 +460,8 @@ def _validate(cfg: DictConfig) -> Experiment:
         _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
     # what the reports draw, last: a wrong choice of datasets or algorithms is named as such first
     reports = build_reports(to_container(cfg.experiment), [a.name for a in experiment.algorithms],
-                            as_list(cfg.experiment.get("datasets")))
+                            as_list(cfg.experiment.get("datasets")), known_algorithms=group_options("algorithm"),
+                            known_datasets=group_options("dataset"))
     return dataclasses.replace(experiment, reports=reports, cfg=cfg)
 
 

@@ -223,7 +223,11 @@ class ExperimentResults:
 
     def check_stored(self, algorithm: str, name: str | None, where: str) -> None:
         """Refuse a report value that none of the done runs of ``algorithm`` stored (a typo would otherwise show
-        as a column of '—'); the names of the algorithms themselves are checked with the experiment's spec."""
+        as a column of '—'), or an algorithm the experiment does not run (its list narrowed on the command line:
+        the spec refused any name that is no algorithm at all)."""
+        if algorithm not in self.algorithms:
+            raise ConfigError(f"{where}: algorithm '{algorithm}' is not one of the experiment's "
+                              f"({', '.join(self.algorithms)})")
         done = self.runs[self.runs["algorithm"] == algorithm]
         if name is not None and len(done) and (name not in done.columns or done[name].isna().all()):
             stored = sorted(c for c in done.columns[done.notna().any()] if c not in ID_COLUMNS)

@@ -61,6 +61,10 @@ class Context:
     algorithms: tuple[str, ...] = ()
     datasets: tuple[str, ...] = ()
     check_names: bool = False
+    # every algorithm and dataset config there is: a name of one that the experiment does not run (its list narrowed
+    # on the command line, experiment.algorithms=[rf]) is not a typo; the reports say it has no runs
+    known_algorithms: tuple[str, ...] = ()
+    known_datasets: tuple[str, ...] = ()
 
 
 class Constraint:
@@ -178,7 +182,8 @@ class Known(Constraint):
         if not isinstance(value, str):
             return f"must be {self}, got {value!r}"
         names = ctx.algorithms if self.what == "algorithm" else ctx.datasets
-        if not ctx.check_names or value in names:
+        known = ctx.known_algorithms if self.what == "algorithm" else ctx.known_datasets
+        if not ctx.check_names or value in names or value in known:
             return None
         return f"{self.what} '{value}' is not one of the experiment's ({', '.join(names)}){closest(value, names)}"
 
@@ -620,10 +625,11 @@ def _list_of_mappings(value: Any, key: str) -> list[Any]:
 
 
 def build_reports(section: Mapping[str, Any], algorithms: Sequence[str], datasets: Sequence[str],
-                  *, check_names: bool = True) -> Reports:
+                  *, check_names: bool = True, known_algorithms: Sequence[str] = (),
+                  known_datasets: Sequence[str] = ()) -> Reports:
     """The tables, figures, choices and claims of an experiment section (``experiment:`` of the composed config,
     a plain mapping), every key checked; ``algorithms`` and ``datasets`` are the experiment's (datasets as listed,
-    before ``limits.max_datasets``)."""
+    before ``limits.max_datasets``); ``known_*`` every configured one (see :class:`Context`)."""
     ctx = Context(tuple(algorithms), tuple(datasets), check_names)
     choices: list[ChoiceSpec] = []
     choice_list = section.get("choices")
@@ -633,7 +639,8 @@ def build_reports(section: Mapping[str, Any], algorithms: Sequence[str], dataset
     for data in choice_list or []:
         choices.append(make_choice(data, "experiment.choices", ctx, [*algorithms, *(c.name for c in choices)]))
     # a cell or figure may show a choice as an algorithm of its own
-    shown = Context((*algorithms, *(c.name for c in choices)), tuple(datasets), check_names)
+    shown = Context((*algorithms, *(c.name for c in choices)), tuple(datasets), check_names,
+                    tuple(known_algorithms), tuple(known_datasets))
     tables = tuple(make_table(t, f"experiment.tables[{i}]", shown)
                    for i, t in enumerate(_list_of_mappings(section.get("tables"), "experiment.tables")))
     figures = tuple(make_figure(f, f"experiment.figures[{i}]", shown)

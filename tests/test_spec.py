@@ -130,3 +130,10 @@ def test_every_kind_has_a_drawing():
     from forestlab.report.figures import KINDS
 
     assert set(KINDS) == set(figure_kinds())
+
+
+def test_a_narrowed_algorithm_list_still_runs(workdir):
+    """`experiment.algorithms=[rf]` is a quick run of part of an experiment: its tables name sorf and mincq, which
+    are algorithms (the reports say they have no runs), not typos."""
+    res = runner.invoke(app, [*DRY, "experiment.algorithms=[rf]"])
+    assert res.exit_code == 0, res.stderr

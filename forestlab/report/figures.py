@@ -629,7 +629,10 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
 
     written: list[Path] = []
     for spec in res.figures():
-        # its kind, its options and the algorithms they name were checked with the experiment (forestlab.spec)
+        # its kind and its options were checked with the experiment (forestlab.spec); the algorithms it names must
+        # also have runs (an experiment whose list was narrowed on the command line does not run them all)
+        for algorithm in spec.algorithms:
+            res.check_stored(algorithm, None, f"figure '{spec.name}'")
         view = res.restricted_to(spec)
         fig = KINDS[spec.kind](view, spec) if view.datasets else _nothing_to_draw(view, spec)
         notes = [view.left_out_note()] if view.left_out else []
