@@ -24,7 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
-from forestlab.spec import Reports, build_reports, check_section, check_sections, closest, section_keys
+from forestlab.spec import Reports, build_reports, check_section, check_sections, closest, declared_keys, section_keys
 
 # The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
 # scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
@@ -259,13 +259,14 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
         if parent in _FREE_SECTIONS:  # parameter names are the user's: adding one is meaningful (and checked)
             return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}; to add a "
                                f"parameter write +{key}=VALUE")
-        known = section_keys()
-        elsewhere = [f"{sec}.{leaf}" for sec, keys in known.items() if sec and leaf in keys]
-        if leaf in known.get(parent, ()) and parent != "protocol":  # read, absent here: adding it is right
+        node = _node_at(parent, overrides)
+        # the keys forestlab.spec declares there (a section, a table, a cell, a figure of its kind)
+        declared = declared_keys(parent, node.get("kind") if isinstance(node, DictConfig) else None)
+        elsewhere = [f"{sec}.{leaf}" for sec, keys in section_keys().items() if sec and leaf in keys]
+        if leaf in declared and parent != "protocol":  # read, absent here: adding it is right
             return ConfigError(f"config key '{key}' is not set in this configuration; to add it write +{key}=VALUE")
-        hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent
-                else closest(leaf, known.get(parent, ())))
-        return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}{hint}")
+        hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent else closest(leaf, declared))
+        return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides, node)}{hint}")
     match = re.search(r"Could not append to config. An item is already at '([^']+)'", text)
     if match:
         key = match.group(1)
@@ -276,12 +277,18 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
     return ConfigError(f"invalid configuration: {one_line(exc)}")
 
 
-def _valid_keys_hint(parent: str, overrides: Sequence[str]) -> str:
+def _node_at(parent: str, overrides: Sequence[str]) -> Any:
+    """The config node at ``parent`` as the group choices of ``overrides`` compose it (None when it cannot be
+    composed: only for hints)."""
     try:
         base = _compose_raw([o for o in overrides if "=" in o and o.split("=", 1)[0] in GROUPS])
-        node = OmegaConf.select(base, parent) if parent else base
+        return OmegaConf.select(base, parent) if parent else base
     except Exception:  # noqa: BLE001 - only a hint
-        return ""
+        return None
+
+
+def _valid_keys_hint(parent: str, overrides: Sequence[str], node: Any = _node_at) -> str:
+    node = _node_at(parent, overrides) if node is _node_at else node
     if isinstance(node, DictConfig):
         where = f"'{parent}'" if parent else "the top level"
         if not node:

@@ -3,7 +3,8 @@
 :func:`forestlab.config.resolve` turns a composed config into an :class:`Experiment`: the datasets and algorithms it
 names, each with its config (the composed one, with the user's overrides, for the selected option; its group file
 through Hydra for the others), the experiment-wide parameters and the ``limits`` applied, the protocol, seeds and
-metrics, and what the reports need (tables, figures, claims). Validation (:func:`forestlab.config.validate`),
+metrics, and what the reports need: its tables, figures, choices and claims as the typed, checked specs of
+:mod:`forestlab.spec` (built last, so that a bad key in any of them is refused before any run). Validation (:func:`forestlab.config.validate`),
 planning (:func:`forestlab.runner.plan`), the dry run and the reports all read this one object, built once per
 command.
 

@@ -796,3 +796,22 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     for section in ("launcher", "paths", "limits", "experiment", "protocol"):
         if cfg.get(section) is not None:
             check_section(section, cfg[section])
+
+
+def declared_keys(parent: str, kind: str | None = None) -> tuple[str, ...]:
+    """The keys declared for the config node at the dotted path ``parent``: a section ('' is the top level), a
+    table (``experiment.tables.0``), a cell (``experiment.tables.0.cells.1``) or a figure (``experiment.figures.0``,
+    with its ``kind``'s options when known, else every kind's); () for any other node."""
+    if parent in SECTIONS:
+        return tuple(SECTIONS[parent])
+    parts = parent.split(".")
+    if len(parts) == 3 and parts[:2] == ["experiment", "tables"]:
+        return tuple(TableSpec.FIELDS)
+    if len(parts) == 5 and parts[:2] == ["experiment", "tables"] and parts[3] == "cells":
+        return tuple(CellSpec.FIELDS)
+    if len(parts) == 3 and parts[:2] == ["experiment", "figures"]:
+        kinds = figure_kinds()
+        every = {k: f for fk in kinds.values() for k, f in fk.options.items()}
+        options = kinds[kind].options if kind in kinds else every
+        return (*FIGURE_FIELDS, *options)
+    return ()

@@ -137,3 +137,15 @@ def test_a_narrowed_algorithm_list_still_runs(workdir):
     are algorithms (the reports say they have no runs), not typos."""
     res = runner.invoke(app, [*DRY, "experiment.algorithms=[rf]"])
     assert res.exit_code == 0, res.stderr
+
+
+@pytest.mark.parametrize("override, message", [
+    ("experiment.tables.0.mark_bset=true", "did you mean 'mark_best'?"),
+    ("experiment.tables.0.cells.0.metrc=x", "did you mean 'metric'?"),
+    ("experiment.tables.0.alpha=0.1", "config key 'experiment.tables.0.alpha' is not set in this configuration; to "
+                                      "add it write +experiment.tables.0.alpha=VALUE"),
+])
+def test_hydra_refusals_name_the_declared_keys(workdir, override, message):
+    """Without '+', Hydra refuses a key the node lacks: the message draws on the spec's declarations."""
+    res = runner.invoke(app, [*DRY, override])
+    assert res.exit_code == 2 and message in res.stderr, res.stderr
