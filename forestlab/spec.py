@@ -29,8 +29,10 @@ from typing import Any, ClassVar
 from forestlab._values import is_int, is_number
 from forestlab.errors import ConfigError
 
-__all__ = ["CellSpec", "ChoiceSpec", "Context", "FigureSpec", "TableSpec", "build_reports", "check_mapping",
-           "check_sections", "closest", "figure_kinds", "register_figure_kind"]
+__all__ = ["SECTIONS", "CellSpec", "ChoiceSpec", "Context", "Field", "FigureKind", "FigureSpec", "Reports",
+           "TableSpec", "build_reports", "check_mapping", "check_section", "check_sections", "closest",
+           "declared_keys", "figure_kinds", "make_cell", "make_choice", "make_figure", "make_table",
+           "register_figure_kind", "section_keys"]
 
 MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -242,7 +244,7 @@ class ListOf(Constraint):
 
 @dataclass(frozen=True)
 class MappingOf(Constraint):
-    """A mapping whose keys pass ``key`` and values pass ``value``; a list of keys when ``keys_only_ok``."""
+    """A mapping whose keys pass ``key`` and values pass ``value`` (a list of keys too, when ``list_ok``)."""
 
     key: Constraint = field(default_factory=Text)
     value: Constraint = field(default_factory=Anything)
@@ -347,14 +349,8 @@ DATASETS = ListOf(Known("dataset"), scalar=True)
 ALGORITHMS = ListOf(ALGORITHM, scalar=True)
 
 
-def _metrics() -> list[str]:
-    from forestlab.metrics import METRICS  # local: metrics loads numpy and scikit-learn
-
-    return list(METRICS)
-
-
 def _measures() -> list[str]:
-    from forestlab.metrics import MEASURES
+    from forestlab.metrics import MEASURES  # local: metrics loads numpy and scikit-learn
 
     return list(MEASURES)
 
