@@ -9,11 +9,12 @@ single-line :class:`~forestlab.errors.ConfigError` that lists the valid choices.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import os
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
+from forestlab.spec import Reports, build_reports, check_section, check_sections, closest, declared_keys, section_keys
 
 # The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
 # scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
@@ -257,12 +259,14 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
         if parent in _FREE_SECTIONS:  # parameter names are the user's: adding one is meaningful (and checked)
             return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}; to add a "
                                f"parameter write +{key}=VALUE")
-        elsewhere = [f"{sec}.{leaf}" for sec, keys in KNOWN_KEYS.items() if sec and leaf in keys]
-        if leaf in KNOWN_KEYS.get(parent, ()) and parent != "protocol":  # read, absent here: adding it is right
+        node = _node_at(parent, overrides)
+        # the keys forestlab.spec declares there (a section, a table, a cell, a figure of its kind)
+        declared = declared_keys(parent, node.get("kind") if isinstance(node, DictConfig) else None)
+        elsewhere = [f"{sec}.{leaf}" for sec, keys in section_keys().items() if sec and leaf in keys]
+        if leaf in declared and parent != "protocol":  # read, absent here: adding it is right
             return ConfigError(f"config key '{key}' is not set in this configuration; to add it write +{key}=VALUE")
-        hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent
-                else _closest(leaf, KNOWN_KEYS.get(parent, ())))
-        return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides)}{hint}")
+        hint = (f"; did you mean '{elsewhere[0]}'?" if elsewhere and not parent else closest(leaf, declared))
+        return ConfigError(f"unknown config key '{key}'{_valid_keys_hint(parent, overrides, node)}{hint}")
     match = re.search(r"Could not append to config. An item is already at '([^']+)'", text)
     if match:
         key = match.group(1)
@@ -273,12 +277,18 @@ def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigEr
     return ConfigError(f"invalid configuration: {one_line(exc)}")
 
 
-def _valid_keys_hint(parent: str, overrides: Sequence[str]) -> str:
+def _node_at(parent: str, overrides: Sequence[str]) -> Any:
+    """The config node at ``parent`` as the group choices of ``overrides`` compose it (None when it cannot be
+    composed: only for hints)."""
     try:
         base = _compose_raw([o for o in overrides if "=" in o and o.split("=", 1)[0] in GROUPS])
-        node = OmegaConf.select(base, parent) if parent else base
+        return OmegaConf.select(base, parent) if parent else base
     except Exception:  # noqa: BLE001 - only a hint
-        return ""
+        return None
+
+
+def _valid_keys_hint(parent: str, overrides: Sequence[str], node: Any = _node_at) -> str:
+    node = _node_at(parent, overrides) if node is _node_at else node
     if isinstance(node, DictConfig):
         where = f"'{parent}'" if parent else "the top level"
         if not node:
@@ -360,7 +370,6 @@ def _as_name_list(value: Any, name: str) -> list[str]:
 
 # Names that become file or folder names (experiments, studies, tables, figures, datasets): no separators, no "..".
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
 
 
 def _require_name(value: Any, what: str) -> str:
@@ -368,11 +377,6 @@ def _require_name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not _SAFE_NAME.match(value) or ".." in value:
         raise ConfigError(f"{what} must be a plain name (letters, digits, _ . + -; no '/' or '..'), got {value!r}")
     return value
-
-
-def _require_bool(value: Any, name: str) -> None:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be true or false, got {value!r}")
 
 
 def _require_relative(value: Any, name: str) -> None:
@@ -399,58 +403,12 @@ def validate(cfg: DictConfig) -> Experiment:
         raise ConfigError(f"invalid configuration: {one_line(exc)}") from None
 
 
-def _require_mapping(cfg: DictConfig, key: str, *, optional: bool = False) -> None:
-    value = OmegaConf.select(cfg, key)
-    if value is None and optional:
-        return
-    if not isinstance(value, DictConfig):
-        raise ConfigError(f"{key} must be a mapping (KEY: VALUE entries), got {to_container(value)!r}")
-
-
 def _validate(cfg: DictConfig) -> Experiment:
     from forestlab.learners import REGISTRY
 
-    for key in ("launcher", "protocol", "paths", "experiment", "dataset", "algorithm"):
-        _require_mapping(cfg, key)
-    for key in ("limits", "experiment.params"):
-        _require_mapping(cfg, key, optional=True)
-    for key in ("experiment.tables", "experiment.figures"):
-        value = OmegaConf.select(cfg, key)
-        if value is not None and not (isinstance(value, ListConfig)
-                                      and all(isinstance(v, DictConfig) for v in value)):
-            raise ConfigError(f"{key} must be a list of mappings (each with a name), got {to_container(value)!r}")
-    seed = _require_int(cfg.get("seed"), "seed", 0)
-    if seed > _MAX_SEED:
-        raise ConfigError(f"seed must be <= {_MAX_SEED}, got {seed}")
-    _require_int(cfg.get("seeds"), "seeds", 1)
-    launcher = cfg.get("launcher")
-    if launcher is None:
-        raise ConfigError("launcher is missing")
-    n_jobs = _require_int(launcher.get("n_jobs"), "launcher.n_jobs")
-    if n_jobs == 0 or n_jobs < -1:
-        raise ConfigError(f"launcher.n_jobs must be -1 (all cores) or a positive integer, got {n_jobs}")
-    if launcher.get("backend") not in ("loky", "threading", "sequential", "dask"):
-        raise ConfigError(f"launcher.backend must be one of loky, threading, sequential, dask; "
-                          f"got {launcher.get('backend')!r}")
-    scheduler = launcher.get("scheduler")
-    if scheduler is not None and (not isinstance(scheduler, str) or ":" not in scheduler):
-        raise ConfigError(f"launcher.scheduler must be a dask scheduler address like tcp://HOST:8786 (or null), "
-                          f"got {scheduler!r}")
-    paths = cfg.get("paths") or {}
-    if "download" in paths:
-        _require_bool(paths.get("download"), "paths.download")
-    for key in ("log_max_bytes", "log_backup_count"):
-        if paths.get(key) is not None:
-            _require_int(paths.get(key), f"paths.{key}", 0)
-    exp = cfg.get("experiment")
-    if not isinstance(exp, DictConfig):
-        raise ConfigError("experiment is missing; valid experiments: " + ", ".join(group_options("experiment")))
-    _require_name(exp.get("name"), "experiment.name")
-    if exp.get("study") is not None:
-        _require_name(exp.get("study"), "experiment.study")
-    for kind in ("tables", "figures"):
-        for i, spec in enumerate(exp.get(kind) or []):
-            _require_name(spec.get("name") if isinstance(spec, DictConfig) else None, f"experiment.{kind}[{i}].name")
+    # the top level and the sections launcher, paths, limits, experiment, protocol: keys and values, as declared
+    check_sections(to_container(cfg))
+    exp = cfg.experiment
     datasets = _as_name_list(exp.get("datasets"), "experiment.datasets")
     for name in datasets:
         if name != cfg.dataset.get("name") and name not in group_options("dataset"):
@@ -464,7 +422,7 @@ def _validate(cfg: DictConfig) -> Experiment:
         for name, value in own_seeds.items():
             if str(name) not in datasets:
                 raise ConfigError(f"experiment.dataset_seeds: '{name}' is not a dataset of the experiment "
-                                  f"({', '.join(datasets)}){_closest(str(name), datasets)}")
+                                  f"({', '.join(datasets)}){closest(str(name), datasets)}")
             _require_int(value, f"experiment.dataset_seeds.{name}", 1)
     algorithms = _as_name_list(exp.get("algorithms"), "experiment.algorithms")
     for name in algorithms:
@@ -478,10 +436,6 @@ def _validate(cfg: DictConfig) -> Experiment:
     from forestlab.protocols import check_protocol
 
     check_protocol(to_container(cfg.protocol))
-    limits = cfg.get("limits") or {}
-    for key in ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values", "max_folds"):
-        if limits.get(key) is not None:
-            _require_int(limits.get(key), f"limits.{key}", 1)
     from forestlab.metrics import METRICS
 
     for metric in _as_name_list(cfg.get("metrics"), "metrics"):
@@ -491,10 +445,9 @@ def _validate(cfg: DictConfig) -> Experiment:
     # What plan() will use, resolved once: the datasets kept by limits.max_datasets and every algorithm, with the
     # user's overrides on the selected ones and the experiment-wide parameters applied.
     check_paths(cfg.paths)
-    experiment = resolve(cfg)
+    experiment = resolve(cfg, with_reports=False)
     check_keys(cfg, experiment)
     check_tasks(experiment)
-    check_choices(experiment)
     for alg in experiment.algorithms:
         if alg.grid and alg.selection["kind"] == "none":
             raise ConfigError(f"algorithm '{alg.name}' has a grid ({', '.join(alg.grid)}) but no model selection, so "
@@ -512,8 +465,11 @@ def _validate(cfg: DictConfig) -> Experiment:
         _check_dataset(ds.name, ds.cfg, experiment.protocol)
     for alg in experiment.algorithms:
         _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
-    object.__setattr__(experiment, "cfg", cfg)
-    return experiment
+    # what the reports draw, last: a wrong choice of datasets or algorithms is named as such first
+    reports = build_reports(to_container(cfg.experiment), [a.name for a in experiment.algorithms],
+                            as_list(cfg.experiment.get("datasets")), known_algorithms=group_options("algorithm"),
+                            known_datasets=group_options("dataset"))
+    return dataclasses.replace(experiment, reports=reports, cfg=cfg)
 
 
 def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) -> None:
@@ -631,13 +587,15 @@ def _with_fingerprint(ds_cfg: dict[str, Any], cfg: DictConfig) -> dict[str, Any]
     return ds_cfg if digest is None else {**ds_cfg, "source": {**source, "content_sha256": digest}}
 
 
-def resolve(cfg: DictConfig) -> Experiment:
+def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
     """The :class:`Experiment` of a composed config (call after the top-level checks of
-    :func:`validate`, which also checks the resolved experiment)."""
+    :func:`validate`, which also checks the resolved experiment); its tables, figures, choices and claims are
+    built and checked by :func:`forestlab.spec.build_reports` (last, in :func:`validate`, when not
+    ``with_reports``)."""
     from forestlab.selection import selection_spec  # local: selection loads the learners and scikit-learn
     exp = cfg.experiment
     limits = dict(_plain(cfg.get("limits")) or {})
-    dataset_names = as_list(exp.get("datasets"))
+    dataset_names = listed = as_list(exp.get("datasets"))
     notes: list[str] = []
     if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
         notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
@@ -674,13 +632,21 @@ def resolve(cfg: DictConfig) -> Experiment:
         algorithms.append(AlgorithmSpec(name=name, estimator=str(alg.get("estimator", name)),
                                         seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
                                         selection=selection, cfg=alg))
+    for kind, names in (("datasets", [d.name for d in datasets]), ("algorithms", [a.name for a in algorithms]),
+                        ("metrics", as_list(cfg.get("metrics")))):
+        seen = [n for i, n in enumerate(names) if n in names[:i]]
+        if seen:
+            raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
+                              "remove the duplicate")
     spec = dict(_plain(exp))
+    # the tables, figures, choices and claims, every key checked against the algorithms and the listed datasets
+    reports = build_reports(spec, [a.name for a in algorithms], listed) if with_reports else Reports()
     return Experiment(
         name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
         seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
         paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
-        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes))
+        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes), reports=reports)
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:
@@ -707,41 +673,10 @@ def describe(kind: str, name: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Nothing the user said is silently ignored: every key lands somewhere that reads it, or is refused.
 # ---------------------------------------------------------------------------------------------------------------
-#: The keys each section of the composed config may have; any other key would be read by nobody.
-KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "": ("dataset", "algorithm", "protocol", "launcher", "paths", "experiment", "seed", "seeds", "metrics", "smoke",
-         "limits"),
-    "algorithm": ("name", "estimator", "seed_tag", "params", "grid", "selection", "description"),
-    "protocol": ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit", "selection",
-                 "n_folds"),
-    "launcher": ("name", "backend", "n_jobs", "scheduler"),
-    "paths": ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "download", "log_file",
-              "log_max_bytes", "log_backup_count"),
-    "limits": ("max_datasets", "max_estimators", "max_runs", "max_trees", "max_generated_values", "max_folds"),
-    "experiment": ("name", "study", "description", "datasets", "dataset_seeds", "algorithms", "params", "choices",
-                   "tables", "figures", "claims"),
-}
+# The keys each section may have, and the rules of their values, are declared in forestlab.spec (SECTIONS).
 # Sections whose keys are the user's own (parameter names), checked against what reads them elsewhere.
 _FREE_SECTIONS = ("experiment.params", "algorithm.params", "algorithm.grid")
 _MAX_INT = 2**31 - 1  # scikit-learn's trees store depths and counts as 32-bit integers
-
-
-def _closest(word: str, choices: Sequence[str]) -> str:
-    import difflib
-
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean '{match[0]}'?" if match else ""
-
-
-def _check_known_keys(where: str, node: Any, allowed: Sequence[str]) -> None:
-    """``where`` names the section: '' (the top level), 'protocol', or "algorithm 'rf'" for a named option."""
-    if not isinstance(node, (dict, DictConfig)):
-        return
-    for key in node:
-        if str(key) not in allowed:
-            name = f"unknown key '{key}' in {where}" if where else f"unknown config key '{key}'"
-            raise ConfigError(f"{name} (nothing reads it){_closest(str(key), allowed)}; valid keys"
-                              f"{f' of {where}' if where else ' at the top level'}: {', '.join(allowed)}")
 
 
 def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
@@ -749,29 +684,22 @@ def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
     the experiment, or an experiment-wide parameter that none of its algorithms has."""
     from forestlab.datasets._load import CONFIG_KEYS
 
-    for section, allowed in KNOWN_KEYS.items():
-        if section in ("algorithm",):
-            continue  # every algorithm of the experiment is checked below, the selected one included
-        _check_known_keys(section, cfg if not section else cfg.get(section), allowed)
-    for alg in experiment.algorithms:
-        _check_known_keys(f"algorithm '{alg.name}'", alg.cfg, KNOWN_KEYS["algorithm"])
+    for alg in experiment.algorithms:  # the sections were checked by forestlab.spec.check_sections
+        check_section("algorithm", alg.cfg, f"algorithm '{alg.name}'")
     for ds in experiment.datasets:
-        _check_known_keys(f"dataset '{ds.name}'", ds.cfg, CONFIG_KEYS)
+        unknown = [k for k in ds.cfg if k not in CONFIG_KEYS]
+        if unknown:
+            raise ConfigError(f"unknown key '{unknown[0]}' in dataset '{ds.name}' (nothing reads it)"
+                              f"{closest(str(unknown[0]), CONFIG_KEYS)}; valid keys of dataset '{ds.name}': "
+                              f"{', '.join(CONFIG_KEYS)}")
     shared = to_container(cfg.experiment.get("params")) or {}
     has = {k for alg in experiment.algorithms for k in (alg.cfg.get("params") or {})}
     for key in shared:
         if key not in has:
             names = ", ".join(a.name for a in experiment.algorithms)
             raise ConfigError(f"experiment.params.{key} is a parameter of none of the experiment's algorithms "
-                              f"({names}), so it would change nothing{_closest(str(key), sorted(has))}; their "
+                              f"({names}), so it would change nothing{closest(str(key), sorted(has))}; their "
                               f"parameters: {', '.join(sorted(has)) or 'none'}")
-    for kind, names in (("datasets", [d.name for d in experiment.datasets]),
-                        ("algorithms", [a.name for a in experiment.algorithms]),
-                        ("metrics", list(experiment.metrics))):
-        seen = [n for i, n in enumerate(names) if n in names[:i]]
-        if seen:
-            raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
-                              "remove the duplicate")
     for alg in experiment.algorithms:
         for key, value in {**alg.params, **{f"grid.{k}": v for k, vs in alg.grid.items()
                                             for v in (vs if isinstance(vs, list) else [vs])}}.items():
@@ -850,46 +778,6 @@ def check_group_lists(overrides: Sequence[str]) -> None:
             plural = {"dataset": "datasets", "algorithm": "algorithms"}.get(key)
             hint = (f"; to run several, write 'experiment.{plural}={value.strip()}'" if plural else "")
             raise ConfigError(f"{key}= takes one option name, got the list {value.strip()}{hint}")
-
-
-def check_choices(experiment: Experiment) -> None:
-    """``experiment.choices`` (see :meth:`forestlab.results.ExperimentResults.with_choices`): each a mapping with a
-    new ``name``, candidates ``among`` and guides ``by`` (as many, default the candidates) from the experiment's
-    algorithms, and a known ``metric``; a one-line ConfigError otherwise."""
-    from forestlab.metrics import direction
-
-    choices = experiment.spec.get("choices")
-    if choices is None:
-        return
-    if not isinstance(choices, list):
-        raise ConfigError(f"experiment.choices must be a list of mappings {{name, among, by, metric}}, got {choices!r}")
-    names = [a.name for a in experiment.algorithms]
-    seen: set[str] = set()
-    for choice in choices:
-        if not isinstance(choice, Mapping):
-            raise ConfigError(f"experiment.choices: each choice is a mapping {{name, among, by, metric}}, got "
-                              f"{choice!r}")
-        unknown = sorted(set(choice) - {"name", "among", "by", "metric"})
-        if unknown:
-            raise ConfigError(f"experiment.choices: '{unknown[0]}' is not a choice setting (valid: name, among, by, "
-                              "metric)")
-        name = choice.get("name")
-        if not isinstance(name, str) or not name or name in names or name in seen:
-            raise ConfigError(f"experiment.choices: name {name!r} must be a new name (not an algorithm of the "
-                              "experiment, nor another choice's)")
-        seen.add(name)
-        among, by = choice.get("among"), choice.get("by") or choice.get("among")
-        for key, value in (("among", among), ("by", by)):
-            if not isinstance(value, list) or len(value) < 2 or any(v not in names for v in value):
-                raise ConfigError(f"experiment.choices {name}: {key} must list at least two of the experiment's "
-                                  f"algorithms ({', '.join(names)}), got {value!r}")
-        if len(by) != len(among):
-            raise ConfigError(f"experiment.choices {name}: by must pair one guide with each candidate of among "
-                              f"({len(among)}), got {len(by)}")
-        metric = choice.get("metric")
-        if not isinstance(metric, str) or direction(metric) is None:
-            raise ConfigError(f"experiment.choices {name}: metric {metric!r} is not a stored metric with a "
-                              "direction (e.g. test_auc)")
 
 
 def check_tasks(experiment: Experiment) -> None:

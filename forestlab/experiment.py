@@ -3,9 +3,10 @@
 :func:`forestlab.config.resolve` turns a composed config into an :class:`Experiment`: the datasets and algorithms it
 names, each with its config (the composed one, with the user's overrides, for the selected option; its group file
 through Hydra for the others), the experiment-wide parameters and the ``limits`` applied, the protocol, seeds and
-metrics, and what the reports need (tables, figures, claims). Validation (:func:`forestlab.config.validate`),
-planning (:func:`forestlab.runner.plan`), the dry run and the reports all read this one object, built once per
-command.
+metrics, and what the reports need: its tables, figures, choices and claims as the typed, checked specs of
+:mod:`forestlab.spec` (built last, so that a bad key in any of them is refused before any run). Validation
+(:func:`forestlab.config.validate`), planning (:func:`forestlab.runner.plan`), the dry run and the reports all read
+this one object, built once per command.
 
 Each dataset runs ``seeds`` repetitions, or its own number when ``experiment.dataset_seeds`` names it (the level
 checks of depecker2010's two-sample tests: 200 null samples beside 100 per alternative); repetition r is the same run
@@ -22,6 +23,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from forestlab.spec import ChoiceSpec, FigureSpec, Reports, TableSpec
 
 # Dataset config keys that document but do not change the data.
 COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
@@ -87,18 +90,23 @@ class Experiment:
     smoke: bool = False
     notes: tuple[str, ...] = ()  # what the limits changed in what the user asked (printed by forestlab run)
     cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
+    reports: Reports = field(default_factory=Reports)  # tables, figures, choices, claims: checked (forestlab.spec)
 
     @property
-    def tables(self) -> list[dict[str, Any]]:
-        return [dict(t) for t in self.spec.get("tables") or []]
+    def tables(self) -> tuple[TableSpec, ...]:
+        return self.reports.tables
 
     @property
-    def figures(self) -> list[dict[str, Any]]:
-        return [dict(f) for f in self.spec.get("figures") or []]
+    def figures(self) -> tuple[FigureSpec, ...]:
+        return self.reports.figures
 
     @property
-    def claims(self) -> list[str]:
-        return [str(c) for c in self.spec.get("claims") or []]
+    def choices(self) -> tuple[ChoiceSpec, ...]:
+        return self.reports.choices
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        return self.reports.claims
 
     def seeds_of(self, dataset: DatasetSpec) -> int:
         """The repetitions of ``dataset``: its own (``experiment.dataset_seeds``) or the experiment's ``seeds``."""

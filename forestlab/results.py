@@ -23,6 +23,7 @@ from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import AlgorithmSpec, Experiment
 from forestlab.metrics import direction, get_measure
+from forestlab.spec import CellSpec, ChoiceSpec, Context, FigureSpec, TableSpec, make_cell, make_figure, make_table
 from forestlab.store import Store
 
 __all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
@@ -102,11 +103,22 @@ class ExperimentResults:
     def algorithms(self) -> list[str]:
         return list(dict.fromkeys(self.planned["algorithm"]))
 
-    def tables(self) -> list[dict[str, Any]]:
-        return [dict(t) for t in self.spec.get("tables") or []]
+    def tables(self) -> tuple[TableSpec, ...]:
+        """The experiment's tables (built and checked with the experiment; a hand-built spec's, checked here)."""
+        ctx = self._spec_context()
+        return tuple(make_table(t, f"experiment.tables[{i}]", ctx) for i, t in enumerate(self.spec.get("tables") or []))
 
-    def figures(self) -> list[dict[str, Any]]:
-        return [dict(f) for f in self.spec.get("figures") or []]
+    def figures(self) -> tuple[FigureSpec, ...]:
+        ctx = self._spec_context()
+        return tuple(make_figure(f, f"experiment.figures[{i}]", ctx)
+                     for i, f in enumerate(self.spec.get("figures") or []))
+
+    def _spec_context(self) -> Context:
+        """What a hand-built spec's names are checked against: the planned algorithms and datasets (none while no
+        plan is recorded); an experiment's specs were checked when it was built."""
+        listed = self.spec.get("datasets") or self.datasets
+        return Context(tuple(self.algorithms), tuple([listed] if isinstance(listed, str) else listed),
+                       check_names=bool(self.algorithms))
 
     def claims(self) -> list[str]:
         return [str(c) for c in self.spec.get("claims") or []]
@@ -189,27 +201,33 @@ class ExperimentResults:
         n = min(len(c) for c in curves)
         return np.vstack([np.asarray(c[:n], dtype=float) for c in curves])
 
-    def cell_values(self, cell: Mapping[str, Any], dataset: str) -> np.ndarray:
-        """Per-run values of one table cell: a stored metric, or a curve read at a point (``curve`` + ``at``)."""
-        algorithm = str(cell["algorithm"])
-        if "metric" in cell:
-            return self.values(algorithm, str(cell["metric"]), dataset)["value"].to_numpy()
-        if "curve" in cell:
-            curves = self.curve(algorithm, str(cell["curve"]), dataset)
-            at = int(cell["at"])
-            if curves.size == 0 or curves.shape[1] < at:
+    def cell_values(self, cell: CellSpec | Mapping[str, Any], dataset: str) -> np.ndarray:
+        """Per-run values of one table cell: a stored metric, or a curve read at a point (``curve`` + ``at``); a
+        cell of a measure across runs has none (:func:`measure_value`)."""
+        cell = as_cell(cell)
+        if cell.metric is not None:
+            return self.values(cell.algorithm, cell.metric, dataset)["value"].to_numpy()
+        if cell.curve is not None and cell.at is not None:
+            curves = self.curve(cell.algorithm, cell.curve, dataset)
+            if curves.size == 0 or curves.shape[1] < cell.at:
                 return np.empty(0)
-            return curves[:, at - 1]
-        raise ConfigError(f"table cell {dict(cell)} needs a 'metric', a 'curve' with 'at', or a 'measure'")
+            return curves[:, cell.at - 1]
+        return np.empty(0)
 
-    def check_cell(self, cell: Mapping[str, Any], where: str) -> None:
-        """Refuse a report cell that names an algorithm the experiment does not run, or a value none of its done
-        runs stored (a typo would otherwise show as a column of '—')."""
-        algorithm = str(cell.get("algorithm"))
+    def measure(self, algorithm: str, measure: str, dataset: str) -> float:
+        """A statistic over the set of runs of one algorithm on one dataset (NaN with fewer than two runs)."""
+        runs = self.run_arrays(algorithm, dataset)
+        if len(runs) < 2:
+            return float("nan")
+        return float(get_measure(measure).func(runs))
+
+    def check_stored(self, algorithm: str, name: str | None, where: str) -> None:
+        """Refuse a report value that none of the done runs of ``algorithm`` stored (a typo would otherwise show
+        as a column of '—'), or an algorithm the experiment does not run (its list narrowed on the command line:
+        the spec refused any name that is no algorithm at all)."""
         if algorithm not in self.algorithms:
             raise ConfigError(f"{where}: algorithm '{algorithm}' is not one of the experiment's "
                               f"({', '.join(self.algorithms)})")
-        name = cell.get("metric")
         done = self.runs[self.runs["algorithm"] == algorithm]
         if name is not None and len(done) and (name not in done.columns or done[name].isna().all()):
             stored = sorted(c for c in done.columns[done.notna().any()] if c not in ID_COLUMNS)
@@ -266,7 +284,7 @@ class ExperimentResults:
         out._rep_map = list(draw)  # type: ignore[attr-defined]
         return out
 
-    def with_choices(self, choices: Sequence[Mapping[str, Any]]) -> ExperimentResults:
+    def with_choices(self, choices: Sequence[ChoiceSpec | Mapping[str, Any]]) -> ExperimentResults:
         """These results with one more algorithm per choice: on each dataset, the runs of the candidate whose guide
         has the best mean ``metric`` (a study's choice after the fact, on the test folds: optimistic).
 
@@ -279,9 +297,11 @@ class ExperimentResults:
             return self
         runs, planned, chosen = [self.runs], [self.planned], dict(getattr(self, "chosen", {}))
         for choice in choices:
-            name, among = str(choice["name"]), [str(a) for a in choice["among"]]
-            by = [str(a) for a in (choice.get("by") or among)]
-            metric = str(choice["metric"])
+            if not isinstance(choice, ChoiceSpec):  # a hand-built one (tests, notebooks)
+                choice = ChoiceSpec(name=str(choice["name"]), among=tuple(map(str, choice["among"])),
+                                    by=tuple(map(str, choice.get("by") or choice["among"])),
+                                    metric=str(choice["metric"]), raw=dict(choice))
+            name, among, by, metric = choice.name, list(choice.among), list(choice.by), choice.metric
             higher = direction(metric) is not False
             picks: dict[str, str] = {}
             for dataset in self.datasets:
@@ -308,7 +328,7 @@ class ExperimentResults:
         out.__dict__["chosen"] = chosen
         return out
 
-    def restricted_to(self, spec: Mapping[str, Any]) -> ExperimentResults:
+    def restricted_to(self, spec: TableSpec | FigureSpec | Mapping[str, Any]) -> ExperimentResults:
         """The results a table or figure spec draws on: restricted to its ``datasets`` when it names some (a table
         of the level checks beside the table of the powers, say), else all of them (and all of them while no plan
         is recorded).
@@ -317,7 +337,7 @@ class ExperimentResults:
         ``debug=smoke`` sets it) is not an error: the view holds the others and names it in ``left_out``, for the
         table or figure to say so. A name the experiment does not list at all is an error (:meth:`only_datasets`).
         """
-        names = spec.get("datasets")
+        names = spec.get("datasets") if isinstance(spec, Mapping) else spec.datasets
         if not names or not self.datasets:  # no plan recorded yet: nothing to restrict
             return self
         names = [str(d) for d in ([names] if isinstance(names, str) else names)]
@@ -357,14 +377,16 @@ class ExperimentResults:
         return out
 
 
-def cell_label(cell: Mapping[str, Any]) -> str:
+def as_cell(cell: CellSpec | Mapping[str, Any]) -> CellSpec:
+    """A cell as its :class:`CellSpec` (a hand-built mapping is checked, its names not: nothing to check them
+    against)."""
+    return make_cell(cell, "table cell", Context())
+
+
+def cell_label(cell: CellSpec | Mapping[str, Any]) -> str:
     """The CSV name of a table cell: '<algorithm> <metric>', '<algorithm> <curve>@<at>' or '<algorithm>
-    <measure>'."""
-    if "metric" in cell:
-        return f"{cell['algorithm']} {cell['metric']}"
-    if "measure" in cell:
-        return f"{cell['algorithm']} {cell['measure']}"
-    return f"{cell['algorithm']} {cell['curve']}@{cell['at']}"
+    <measure>' (:attr:`CellSpec.column`)."""
+    return as_cell(cell).column
 
 
 def summarise(values: np.ndarray) -> tuple[float, float, int]:
@@ -408,9 +430,12 @@ def _report_spec(experiment: Experiment | StoredPlan) -> dict[str, Any]:
     """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
     them optimistic)."""
     spec = dict(experiment.spec)
+    choices = experiment.choices if isinstance(experiment, Experiment) else ()
+    if isinstance(experiment, Experiment):  # the checked specs, built once with the experiment
+        spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
     spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
                                      if a.selection.get("kind") == "test"] + \
-        [str(c["name"]) for c in spec.get("choices") or []]  # chosen after the fact on the test folds
+        [c.name for c in choices]  # chosen after the fact on the test folds
     return spec
 
 
@@ -453,7 +478,7 @@ def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *
         name=experiment.name, study=experiment.study, spec=_report_spec(experiment), planned=planned[ID_COLUMNS],
         runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
         seed=experiment.seed, seeds=experiment.seeds, counts=counts,
-        arrays_loader=load).with_choices(list(experiment.spec.get("choices") or []))
+        arrays_loader=load).with_choices(experiment.choices if isinstance(experiment, Experiment) else ())
 
     def sibling(name: str) -> ExperimentResults | None:
         with Store(results_dir, readonly=True) as store:
@@ -469,9 +494,7 @@ def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *
     return res
 
 
-def measure_value(res: ExperimentResults, cell: Mapping[str, Any], dataset: str) -> float:
-    """A statistic over the set of runs of one cell (NaN with fewer than two runs)."""
-    runs = res.run_arrays(str(cell["algorithm"]), dataset)
-    if len(runs) < 2:
-        return float("nan")
-    return float(get_measure(str(cell["measure"])).func(runs))
+def measure_value(res: ExperimentResults, cell: CellSpec | Mapping[str, Any], dataset: str) -> float:
+    """A statistic over the set of runs of one cell of a measure (NaN with fewer than two runs)."""
+    cell = as_cell(cell)
+    return res.measure(cell.algorithm, str(cell.measure), dataset)

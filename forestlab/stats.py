@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from forestlab.metrics import direction
 
 if TYPE_CHECKING:  # stats reads results; results never needs stats
     from forestlab.results import ExperimentResults
+    from forestlab.spec import TableSpec
 
 __all__ = ["ALPHA", "PairSummary", "TTest", "higher_is_better", "one_sample_t_test", "pair_table", "paired_t_test",
            "paired_values", "pairs_of", "wilcoxon_pvalue"]
@@ -199,6 +200,6 @@ def pair_table(res: ExperimentResults, a: str, b: str, metric: str = "test_risk"
     return table, summary
 
 
-def pairs_of(spec: dict[str, Any]) -> list[tuple[str, str]]:
+def pairs_of(spec: TableSpec) -> list[tuple[str, str]]:
     """The ``pairs`` of a table spec as (A, B) tuples."""
-    return [(str(p[0]), str(p[1])) for p in spec.get("pairs") or []]
+    return list(spec.pairs)

@@ -206,10 +206,13 @@ def test_power_curves_figure_and_a_table_of_some_datasets():
 
     rates = {"gauss_shift_q10_d000": 0.05, "gauss_shift_q10_d010": 0.3, "gauss_shift_q10_d020": 0.9}
     res = _test_runs({"mmd_boot": rates, "treerank_wilcoxon": {d: r / 2 for d, r in rates.items()}})
-    spec = {"name": "power_curves", "metric": "reject", "rate": True, "hline": 0.05, "x_label": "delta",
+    from forestlab.spec import Context, make_figure
+
+    spec = {"name": "power_curves", "kind": "metric_by_x", "metric": "reject", "rate": True, "hline": 0.05,
+            "x_label": "delta",
             "panels": [{"title": "q = 10", "x": {"gauss_shift_q10_d000": 0.0, "gauss_shift_q10_d010": 0.1,
                                                   "gauss_shift_q10_d020": 0.2}}]}
-    fig = metric_by_x(res, spec)
+    fig = metric_by_x(res, make_figure(spec, "power_curves", Context()))
     (ax,) = fig.axes
     curves = {line.get_label(): line for line in ax.get_lines()}
     np.testing.assert_allclose(curves["mmd_boot"].get_ydata(), [0.05, 0.3, 0.9])

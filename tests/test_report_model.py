@@ -190,5 +190,6 @@ def test_one_number_formatter_and_digits_rule() -> None:
     assert fmt_value(float("nan"), float("nan"), 0) == "—"
     assert fmt_number(-0.01234, 3, signed=True) == "-0.012" and fmt_number(None) == "—"
     assert fmt_p(0.0123) == "0.012" and fmt_p(0.00012) == "0.00012" and fmt_p(float("nan")) == "—"
-    assert cell_digits(3, {"metric": "max_depth"}) == 1 and cell_digits(4, {"metric": "test_auc"}) == 4
-    assert cell_digits(3, {"metric": "max_depth", "digits": 2}) == 2
+    assert cell_digits(3, {"algorithm": "a", "metric": "max_depth"}) == 1 \
+        and cell_digits(4, {"algorithm": "a", "metric": "test_auc"}) == 4
+    assert cell_digits(3, {"algorithm": "a", "metric": "max_depth", "digits": 2}) == 2

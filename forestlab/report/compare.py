@@ -142,7 +142,7 @@ def _pairs_section(res: ExperimentResults, layout: Layout) -> tuple[list[str], s
     frames = []
     for a, b in pairs:
         for side in (a, b):
-            res.check_cell({"algorithm": side, "metric": metric}, f"table '{layout.name}', pair [{a}, {b}]")
+            res.check_stored(side, metric, f"table '{layout.name}', pair [{a}, {b}]")
         table, summary = pair_table(res, a, b, metric, digits=layout.digits, alpha=alpha)
         lines.append(summary.line())
         marks = [f"{d} {o}{'*' if s else ''}" for d, o, s in

@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
 from forestlab.metrics import direction
-from forestlab.results import ExperimentResults, measure_value, summarise
+from forestlab.results import ExperimentResults, summarise
+from forestlab.spec import TableSpec
 from forestlab.stats import higher_is_better
 
 __all__ = ["Comparison", "FriedmanResult", "comparisons", "draw_cd_diagram", "friedman_nemenyi", "score_matrix"]
@@ -105,24 +105,22 @@ class FriedmanResult:
         return "; ".join(notes)
 
 
-def comparisons(spec: dict[str, Any]) -> list[Comparison]:
+def comparisons(spec: TableSpec) -> list[Comparison]:
     """The multi-learner comparisons a table spec makes (see the module docstring), in the order of its cells."""
     by_metric: dict[tuple[str, bool], list[str]] = {}
-    for cell in spec.get("cells") or []:
-        name, measure = (cell.get("metric"), False) if "metric" in cell else (cell.get("measure"), True)
-        if name is None or direction(str(name)) is None:
+    for cell in spec.cells:
+        name, measure = (cell.metric, False) if cell.metric is not None else (cell.measure, True)
+        if name is None or direction(name) is None:
             continue
-        algs = by_metric.setdefault((str(name), measure), [])
-        if str(cell["algorithm"]) not in algs:
-            algs.append(str(cell["algorithm"]))
-    if spec.get("pairs"):
-        metric = str(spec.get("pair_metric", "test_risk"))
-        if direction(metric) is not None:
-            algs = by_metric.setdefault((metric, False), [])
-            for pair in spec["pairs"]:
-                for side in pair:
-                    if str(side) not in algs:
-                        algs.append(str(side))
+        algs = by_metric.setdefault((name, measure), [])
+        if cell.algorithm not in algs:
+            algs.append(cell.algorithm)
+    if spec.pairs and direction(spec.pair_metric) is not None:
+        algs = by_metric.setdefault((spec.pair_metric, False), [])
+        for pair in spec.pairs:
+            for side in pair:
+                if side not in algs:
+                    algs.append(side)
     return [Comparison(metric, tuple(algs), measure) for (metric, measure), algs in by_metric.items()
             if len(algs) >= MIN_ALGORITHMS]
 
@@ -135,7 +133,7 @@ def score_matrix(res: ExperimentResults, comparison: Comparison) -> pd.DataFrame
         row = {}
         for algorithm in comparison.algorithms:
             if comparison.measure:
-                row[algorithm] = measure_value(res, {"algorithm": algorithm, "measure": comparison.metric}, dataset)
+                row[algorithm] = res.measure(algorithm, comparison.metric, dataset)
             else:
                 row[algorithm] = summarise(res.values(algorithm, comparison.metric, dataset)["value"].to_numpy())[0]
         rows[dataset] = row

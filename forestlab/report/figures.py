@@ -43,11 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from forestlab.errors import ConfigError
 from forestlab.metrics import ROC_GRID, _tpr_at, roc_curve
 from forestlab.metrics import roc_envelope as envelope
 from forestlab.report.compare import read_published
-from forestlab.results import ExperimentResults, measure_value
+from forestlab.results import ExperimentResults
+from forestlab.spec import FigureSpec, figure_kinds
 from forestlab.stats import paired_values
 
 
@@ -65,7 +65,7 @@ def _grid(n: int) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def _finish(fig: Any, axes: Any, used: int, spec: dict[str, Any], rect: tuple[float, ...] | None = None):
+def _finish(fig: Any, axes: Any, used: int, spec: FigureSpec, rect: tuple[float, ...] | None = None):
     """Hide the panels past the ``used`` first, title the figure, lay it out."""
     for ax in list(axes.flat)[used:]:
         ax.set_visible(False)
@@ -74,24 +74,24 @@ def _finish(fig: Any, axes: Any, used: int, spec: dict[str, Any], rect: tuple[fl
     return fig
 
 
-def _title(fig: Any, spec: dict[str, Any]) -> None:
+def _title(fig: Any, spec: FigureSpec) -> None:
     """The figure's title, wrapped to its width (a one-panel figure is narrow)."""
     width = max(30, int(fig.get_figwidth() * 12))
-    fig.suptitle("\n".join(textwrap.wrap(str(spec.get("title", spec["name"])), width)), fontsize=11)
+    fig.suptitle("\n".join(textwrap.wrap(spec.title, width)), fontsize=11)
 
 
-def error_curves(res: ExperimentResults, spec: dict[str, Any]):
+def error_curves(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: the mean (± one std band) of each named curve against the number of trees."""
     import matplotlib.pyplot as plt
 
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
-    algorithm = str(spec.get("algorithm", res.algorithms[0]))
+    algorithm = str(spec.options["algorithm"] or res.algorithms[0])
     for ax, (letter, dataset) in zip(axes.flat, zip("abcdefghijklmnopqrstuvwxyz", datasets, strict=False),
                                      strict=False):
         n_runs = 0
-        for name, label in dict(spec["curves"]).items():
+        for name, label in dict(spec.options["curves"]).items():
             curves = res.curve(algorithm, name, dataset)
             if curves.size == 0:
                 continue
@@ -132,14 +132,14 @@ def _n_trees_axis(res: ExperimentResults, algorithm: str, dataset: str, length: 
     return x[0, :length] if x.size and x.shape[1] >= length else np.arange(1, length + 1)
 
 
-def curves_by_algorithm(res: ExperimentResults, spec: dict[str, Any]):
+def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: curve ``spec['curve']`` (default ``test_error``) of each algorithm of
     ``spec['algorithms']`` ({name: label}, default every algorithm), mean ± one std band over the runs."""
     import matplotlib.pyplot as plt
 
     datasets = res.datasets
-    curve_name = str(spec.get("curve", "test_error"))
-    algorithms = dict(spec.get("algorithms") or {a: a for a in res.algorithms})
+    curve_name = str(spec.options["curve"])
+    algorithms = dict(spec.options["algorithms"] or {a: a for a in res.algorithms})
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets, strict=False):
@@ -156,12 +156,12 @@ def curves_by_algorithm(res: ExperimentResults, spec: dict[str, Any]):
                 ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
             drawn += 1
         ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
-        ax.set_xlabel(str(spec.get("xlabel", "number of trees")))
-        ax.set_ylabel(str(spec.get("ylabel", curve_name.replace("_", " "))))
-        if spec.get("ylim"):
-            ax.set_ylim(*spec["ylim"])
-        if spec.get("xscale"):
-            ax.set_xscale(str(spec["xscale"]))
+        ax.set_xlabel(str(spec.options["xlabel"] or "number of trees"))
+        ax.set_ylabel(str(spec.options["ylabel"] or curve_name.replace("_", " ")))
+        if spec.options["ylim"]:
+            ax.set_ylim(*spec.options["ylim"])
+        if spec.options["xscale"]:
+            ax.set_xscale(str(spec.options["xscale"]))
         ax.grid(alpha=0.3)
         if drawn:
             ax.legend(fontsize=8)
@@ -177,17 +177,17 @@ def _feature_names(res: ExperimentResults, dataset: str, n: int, n_probes: int) 
     return names + [f"noise{i + 1}" for i in range(n_probes)]
 
 
-def importance(res: ExperimentResults, spec: dict[str, Any]):
+def importance(res: ExperimentResults, spec: FigureSpec):
     """Rows = datasets, columns = the measures of ``spec['measures']`` ({array name: label}): horizontal bars of
     the mean importance of the ``top`` features (ranked by the first measure's mean; probe features always
     shown, in grey), error bars ± one std over the runs."""
     import matplotlib.pyplot as plt
 
-    algorithm = str(spec.get("algorithm", res.algorithms[0]))
-    measures = dict(spec.get("measures") or {"importance_mdi": "mean decrease of impurity",
+    algorithm = str(spec.options["algorithm"] or res.algorithms[0])
+    measures = dict(spec.options["measures"] or {"importance_mdi": "mean decrease of impurity",
                                              "importance_oob_perm": "OOB permutation"})
-    top = int(spec.get("top", 20))
-    n_probes = int(spec.get("noise_features", 0))
+    top = int(spec.options["top"])
+    n_probes = int(spec.options["noise_features"])
     datasets = res.datasets
     fig, axes = plt.subplots(len(datasets), len(measures), squeeze=False,
                              figsize=(4.6 * len(measures), 0.22 * (top + n_probes) * len(datasets) + 1.2))
@@ -219,19 +219,19 @@ def importance(res: ExperimentResults, spec: dict[str, Any]):
             ax.axvline(0, color="k", lw=0.6)
             ax.set_title(f"{dataset}: {label} ({vals.shape[0]} runs)", fontsize=9)
             ax.grid(axis="x", alpha=0.3)
-    fig.suptitle(textwrap.fill(str(spec.get("title", spec["name"])), 20 * len(measures) + 20), fontsize=10)
+    fig.suptitle(textwrap.fill(spec.title, 20 * len(measures) + 20), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     return fig
 
 
-def metric_boxes(res: ExperimentResults, spec: dict[str, Any]):
+def metric_boxes(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: a box per metric of ``spec['metrics']`` ({metric: label}) of one algorithm over the
     runs, minus ``spec['minus']`` of the same run when given (e.g. estimate - test error)."""
     import matplotlib.pyplot as plt
 
-    algorithm = str(spec.get("algorithm", res.algorithms[0]))
-    metrics = dict(spec["metrics"])
-    minus = spec.get("minus")
+    algorithm = str(spec.options["algorithm"] or res.algorithms[0])
+    metrics = dict(spec.options["metrics"])
+    minus = spec.options["minus"]
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(0.9 * len(metrics) * ncols + 1.5, 3.6 * nrows), squeeze=False)
@@ -252,23 +252,23 @@ def metric_boxes(res: ExperimentResults, spec: dict[str, Any]):
             ax.axhline(0, color="k", lw=0.8, ls="--")
         n_runs = max((len(d) for d in data), default=0)
         ax.set_title(f"{dataset}  [{n_runs} runs]" if n_runs else f"{dataset}  [no runs yet]", fontsize=10)
-        ax.set_ylabel(str(spec.get("ylabel", f"value - {minus}" if minus else "value")))
+        ax.set_ylabel(str(spec.options["ylabel"] or (f"value - {minus}" if minus else "value")))
         ax.grid(axis="y", alpha=0.3)
     return _finish(fig, axes, len(datasets), spec, rect=(0, 0, 1, 0.97))
 
 
-def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
+def paired_diff(res: ExperimentResults, spec: FigureSpec):
     """Per dataset, for each pair ``{a, b, label}`` of ``spec['pairs']``: the mean of the per-split differences
     a - b of ``spec['metric']`` with its 95% t interval; ``spec['published']`` = {file, a, b} adds the published
     difference (from experiments/<study>/published/<file>) as a black cross."""
     import matplotlib.pyplot as plt
     from scipy import stats as st
 
-    metric = str(spec.get("metric", "test_accuracy"))
-    pairs = [dict(p) for p in spec["pairs"]]
+    metric = str(spec.options["metric"])
+    pairs = [dict(p) for p in spec.options["pairs"]]
     datasets = res.datasets
     published: dict[str, float] = {}
-    pub = spec.get("published")
+    pub = spec.options["published"]
     if pub and res.study:
         table = read_published(res.study, str(pub["file"]))
         vals = {(r.dataset, r.algorithm): float(r.value) for r in table[table["metric"] == metric].itertuples()}
@@ -292,15 +292,15 @@ def paired_diff(res: ExperimentResults, spec: dict[str, Any]):
                 ms=7, label=str(pub.get("label", "published difference")))
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xticks(x0, datasets, rotation=35, ha="right", fontsize=9)
-    ax.set_ylabel(str(spec.get("ylabel", f"difference in {metric.replace('_', ' ')}")))
+    ax.set_ylabel(str(spec.options["ylabel"] or f"difference in {metric.replace('_', ' ')}"))
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(textwrap.fill(str(spec.get("title", spec["name"])), 90), fontsize=10)
+    ax.set_title(textwrap.fill(spec.title, 90), fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
+def roc_envelope(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm, the band between the pointwise minimum and maximum of its runs'
     test ROC curves, and their mean (:func:`forestlab.metrics.roc_envelope`)."""
     import matplotlib.pyplot as plt
@@ -310,7 +310,7 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         drawn = 0
-        for algorithm in spec.get("algorithms", res.algorithms):
+        for algorithm in (spec.options["algorithms"] or res.algorithms):
             runs = [a for a in res.run_arrays(str(algorithm), dataset) if "test_scores" in a and "y_test" in a]
             if not runs:
                 continue
@@ -324,16 +324,16 @@ def roc_envelope(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
-def _algorithms(res: ExperimentResults, spec: dict[str, Any]) -> list[str]:
-    return [str(a) for a in (spec.get("algorithms") or res.algorithms)]
+def _algorithms(res: ExperimentResults, spec: FigureSpec) -> list[str]:
+    return [str(a) for a in (spec.options["algorithms"] or res.algorithms)]
 
 
-def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
+def metric_and_measure(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm a bar of a metric's mean (± one std over the runs) and, on a
     second axis, a statistic over its runs (a measure such as the instability) as a marker (depecker2010 Fig. 4.5)."""
     import matplotlib.pyplot as plt
 
-    metric, measure = str(spec.get("metric", "test_auc")), str(spec.get("measure", "instability"))
+    metric, measure = str(spec.options["metric"]), str(spec.options["measure"])
     algorithms = _algorithms(res, spec)
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -346,7 +346,7 @@ def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
             v = v[np.isfinite(v)]
             means.append(v.mean() if v.size else np.nan)
             stds.append(v.std(ddof=1) if v.size > 1 else np.nan)
-            inst.append(measure_value(res, {"algorithm": algorithm, "measure": measure}, dataset))
+            inst.append(res.measure(str(algorithm), measure, dataset))
         ax.bar(x, means, yerr=stds, color="#4c72b0", alpha=0.85, capsize=2, label=metric)
         finite = [m for m in means if np.isfinite(m)]
         if finite:
@@ -363,14 +363,14 @@ def metric_and_measure(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
-def bars(res: ExperimentResults, spec: dict[str, Any]):
+def bars(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm a bar of a metric's mean with ± one std error bars, and short
     horizontal marks at the means of other metrics (``marks``: metric -> label), e.g. the truncated AUCs on the AUC
     bars of depecker2010 Figs 5.3, 5.4."""
     import matplotlib.pyplot as plt
 
-    metric = str(spec.get("metric", "test_auc"))
-    marks = dict(spec.get("marks") or {})
+    metric = str(spec.options["metric"])
+    marks = dict(spec.options["marks"] or {})
     algorithms = _algorithms(res, spec)
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
@@ -398,15 +398,15 @@ def bars(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
-def metric_by_depth(res: ExperimentResults, spec: dict[str, Any]):
+def metric_by_depth(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm the mean (± one std band over the runs) of a stored curve indexed
     by tree depth (``curve``, default ``test_auc``: entry d is the test AUC of the tree cut at depth d), the
     optimal AUC* as a red line when known, and the mean of a metric of other algorithms as horizontal marks
     (``marks``: algorithm -> label, e.g. a pruned tree; depecker2010 Figs 1.15d, 2.12, 3.6)."""
     import matplotlib.pyplot as plt
 
-    name = str(spec.get("curve", "test_auc"))
-    marks = dict(spec.get("marks") or {})
+    name = str(spec.options["curve"])
+    marks = dict(spec.options["marks"] or {})
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
@@ -424,7 +424,7 @@ def metric_by_depth(res: ExperimentResults, spec: dict[str, Any]):
             ax.fill_between(depth, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
             drawn += 1
         for k, (algorithm, label) in enumerate(marks.items()):
-            v = res.values(str(algorithm), str(spec.get("metric", "test_auc")), dataset)["value"].to_numpy(float)
+            v = res.values(str(algorithm), str(spec.options["metric"]), dataset)["value"].to_numpy(float)
             v = v[np.isfinite(v)]
             if v.size:
                 depths = res.values(str(algorithm), "max_depth", dataset)["value"].to_numpy(float)
@@ -442,12 +442,12 @@ def metric_by_depth(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
-def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
+def roc_at_depth(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: the mean test ROC curve of each algorithm's trees cut at depth ``depth`` (from the
     stored ``test_scores_by_depth``), beside ROC* (depecker2010 Figs 1.14c, 1.15c, 2.9c-2.11d)."""
     import matplotlib.pyplot as plt
 
-    depth = int(spec.get("depth", 3))
+    depth = int(spec.options["depth"])
     datasets = res.datasets
     nrows, ncols = _grid(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
@@ -472,14 +472,14 @@ def roc_at_depth(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, axes, len(datasets), spec)
 
 
-def partition_2d(res: ExperimentResults, spec: dict[str, Any]):
+def partition_2d(res: ExperimentResults, spec: FigureSpec):
     """One row per 2-d dataset: the 8 equal-mass level sets of eta when the runs recorded them (Figs 1.14a, 1.15a,
     2.9a-2.11a), then the cells of the first run's tree of each algorithm cut at depth ``depth``, coloured from best
     (dark red) to worst (light), from the stored ``grid_scores_by_depth`` on the grid ``grid_x`` x ``grid_y``
     (depecker2010 Figs 1.14b, 1.15b, 2.9b-2.11c: the estimated level sets)."""
     import matplotlib.pyplot as plt
 
-    depth = int(spec.get("depth", 3))
+    depth = int(spec.options["depth"])
     algorithms = _algorithms(res, spec)
     datasets = res.datasets
     ncols = len(algorithms) + 1
@@ -513,7 +513,7 @@ def partition_2d(res: ExperimentResults, spec: dict[str, Any]):
     return fig
 
 
-def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
+def optimal_roc(res: ExperimentResults, spec: FigureSpec):
     """One panel: the optimal ROC curve ROC* of each generated dataset of the experiment, as its runs recorded it
     (depecker2010 Figs 4.4, 6.1)."""
     import matplotlib.pyplot as plt
@@ -533,7 +533,7 @@ def optimal_roc(res: ExperimentResults, spec: dict[str, Any]):
     return _finish(fig, np.array([ax]), 1, spec)
 
 
-def metric_by_x(res: ExperimentResults, spec: dict[str, Any]):
+def metric_by_x(res: ExperimentResults, spec: FigureSpec):
     """One panel per entry of ``panels`` (``{title, x: {dataset: x value}}``): for each algorithm the mean of
     ``metric`` over its runs on each dataset of the panel, against the dataset's x value (the power of a test
     against the shift of its alternative). With ``rate: true`` each point carries its 95% Wilson interval for a
@@ -541,11 +541,8 @@ def metric_by_x(res: ExperimentResults, spec: dict[str, Any]):
     import matplotlib.pyplot as plt
     from scipy.stats import norm
 
-    metric = str(spec.get("metric", "reject"))
-    panels = list(spec.get("panels") or [])
-    if not panels:
-        raise ConfigError(f"figure '{spec.get('name')}' (metric_by_x) needs panels: [{{title, x: {{dataset: "
-                          "value}}}}]")
+    metric = str(spec.options["metric"])
+    panels = list(spec.options["panels"])  # at least one (forestlab.spec)
     algorithms = _algorithms(res, spec)
     z = float(norm.ppf(0.975))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 3.8), squeeze=False)
@@ -563,16 +560,17 @@ def metric_by_x(res: ExperimentResults, spec: dict[str, Any]):
                 continue
             drawn = True
             x, m, n = (np.asarray(c, dtype=float) for c in zip(*pts, strict=True))
-            if spec.get("rate"):  # Wilson score interval of a proportion m over n runs
+            if spec.options["rate"]:  # Wilson score interval of a proportion m over n runs
                 centre = (m + z * z / (2 * n)) / (1 + z * z / n)
                 half = z * np.sqrt(m * (1 - m) / n + z * z / (4 * n * n)) / (1 + z * z / n)
                 ax.fill_between(x, centre - half, centre + half, color=f"C{k}", alpha=0.15, lw=0)
             ax.plot(x, m, "o-", color=f"C{k}", label=algorithm, ms=4)
-        if spec.get("hline") is not None:
-            ax.axhline(float(spec["hline"]), color="grey", ls="--", lw=0.8, label=f"{float(spec['hline']):g}")
-        ax.set_xlabel(str(spec.get("x_label", "x")))
+        hline = spec.options["hline"]
+        if hline is not None:
+            ax.axhline(float(hline), color="grey", ls="--", lw=0.8, label=f"{float(hline):g}")
+        ax.set_xlabel(str(spec.options["x_label"]))
         ax.set_ylabel(metric)
-        if spec.get("rate"):
+        if spec.options["rate"]:
             ax.set_ylim(0, 1.02)
         ax.set_title(str(panel.get("title", "")) + ("" if drawn else "  [no runs yet]"), fontsize=10)
         if drawn:
@@ -598,7 +596,7 @@ def _footer(fig: Any, notes: list[str]) -> None:
     fig.text(0.5, 0.005, "\n".join(lines), ha="center", va="bottom", fontsize=7, color="red")
 
 
-def _nothing_to_draw(res: ExperimentResults, spec: dict[str, Any]):
+def _nothing_to_draw(res: ExperimentResults, spec: FigureSpec):
     """A figure that says why it has no panel: none of the datasets it names is in these runs (the plan left them
     out, see :meth:`ExperimentResults.left_out_note`)."""
     import matplotlib.pyplot as plt
@@ -618,6 +616,8 @@ KINDS = {"error_curves": error_curves, "curves_by_algorithm": curves_by_algorith
          "roc_envelope": roc_envelope, "metric_and_measure": metric_and_measure, "bars": bars,
          "metric_by_depth": metric_by_depth, "roc_at_depth": roc_at_depth, "partition_2d": partition_2d,
          "optimal_roc": optimal_roc, "metric_by_x": metric_by_x}
+# every kind the spec accepts has a drawing here (their options are declared in forestlab.spec)
+assert set(KINDS) == set(figure_kinds()), sorted(set(KINDS) ^ set(figure_kinds()))
 
 
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
@@ -629,18 +629,12 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
 
     written: list[Path] = []
     for spec in res.figures():
-        kind = spec.get("kind")
-        if kind not in KINDS:
-            raise ConfigError(f"figure '{spec.get('name')}': unknown kind '{kind}'; valid kinds: "
-                              f"{', '.join(KINDS)}")
-        algorithms = spec.get("algorithms") or ([spec["algorithm"]] if spec.get("algorithm") else [])
-        for algorithm in algorithms:
-            res.check_cell({"algorithm": algorithm}, f"figure '{spec.get('name')}'")
-        for pair in spec.get("pairs") or []:
-            for side in (pair["a"], pair["b"]):
-                res.check_cell({"algorithm": side}, f"figure '{spec.get('name')}'")
+        # its kind and its options were checked with the experiment (forestlab.spec); the algorithms it names must
+        # also have runs (an experiment whose list was narrowed on the command line does not run them all)
+        for algorithm in spec.algorithms:
+            res.check_stored(algorithm, None, f"figure '{spec.name}'")
         view = res.restricted_to(spec)
-        fig = KINDS[kind](view, spec) if view.datasets else _nothing_to_draw(view, spec)
+        fig = KINDS[spec.kind](view, spec) if view.datasets else _nothing_to_draw(view, spec)
         notes = [view.left_out_note()] if view.left_out else []
         if res.smoke:
             notes.append("SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's results")
@@ -648,7 +642,7 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
             _footer(fig, notes)
         out_dir.mkdir(parents=True, exist_ok=True)
         for ext in ("png", "pdf"):
-            path = out_dir / f"{spec['name']}.{ext}"
+            path = out_dir / f"{spec.name}.{ext}"
             fig.savefig(path, dpi=130)
             written.append(path)
         plt.close(fig)

@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forestlab._values import as_list
 from forestlab.errors import ConfigError
-from forestlab.results import ExperimentResults, cell_label, measure_value, summarise
-from forestlab.stats import higher_is_better, paired_t_test, paired_values, pairs_of
+from forestlab.results import ExperimentResults, as_cell, measure_value, summarise
+from forestlab.spec import CellSpec, Context, TableSpec, make_table
+from forestlab.stats import higher_is_better, paired_t_test, paired_values
 from forestlab.studies import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, NOT_TESTED, get_study
 
 __all__ = ["AGREE", "DISAGREE", "GAP", "MARKS", "MEASURE", "NO_RUN", "SINGLE", "VERDICTS", "Agreement", "Cell",
@@ -120,26 +120,29 @@ def smoke_note(smoke: bool) -> str:
 
 
 # -- the spec, read once ------------------------------------------------------------------------------------------
-def cell_digits(table_digits: int, cell: Mapping[str, Any]) -> int:
+def cell_digits(table_digits: int, cell: CellSpec | Mapping[str, Any]) -> int:
     """A cell's precision: its own ``digits``, else one for a tree depth (``max_depth*``), else the table's."""
-    default = 1 if str(cell.get("metric", "")).startswith("max_depth") else table_digits
-    return int(cell.get("digits", default))
+    cell = as_cell(cell)
+    if cell.digits is not None:
+        return int(cell.digits)
+    return 1 if (cell.metric or "").startswith("max_depth") else table_digits
 
 
-def published_key(cell: Mapping[str, Any]) -> tuple[str, str] | None:
+def published_key(cell: CellSpec | Mapping[str, Any]) -> tuple[str, str] | None:
     """The (algorithm, metric) a cell stands for in the published table: its own names, or its ``published_as`` /
     ``published_metric``; None for a curve cell (never compared)."""
-    what = cell.get("metric", cell.get("measure"))
+    cell = as_cell(cell)
+    what = cell.metric or cell.measure
     if what is None:
         return None
-    return str(cell.get("published_as", cell["algorithm"])), str(cell.get("published_metric", what))
+    return cell.published_as or cell.algorithm, cell.published_metric or what
 
 
 @dataclass(frozen=True)
 class Column:
     """One cell of a table spec: what it reads and how it is shown."""
 
-    spec: Mapping[str, Any] = field(compare=False)  # the cell as the config gave it (for the results' readers)
+    spec: CellSpec = field(compare=False)  # the cell as the experiment declared it (for the results' readers)
     index: int  # its place among the table's cells
     algorithm: str
     kind: str  # "metric", "measure" or "curve"
@@ -162,7 +165,7 @@ class Column:
 class Layout:
     """A table spec, read: its name, title, columns and options."""
 
-    spec: Mapping[str, Any]  # as the config gave it (for the readers of ``pairs`` and comparisons)
+    spec: TableSpec  # as the experiment declared it
     name: str
     title: str
     columns: tuple[Column, ...]
@@ -176,33 +179,31 @@ class Layout:
     datasets: tuple[str, ...]  # the datasets it shows (() : all of the experiment's)
 
 
-def read_layout(spec: Mapping[str, Any], optimistic: Sequence[str] = ()) -> Layout:
+def read_layout(spec: TableSpec | Mapping[str, Any], optimistic: Sequence[str] = ()) -> Layout:
     """The one reader of a table spec. ``optimistic``: the algorithms that chose their hyperparameters on the test
-    set (their headers say so)."""
-    digits = int(spec.get("digits", 3))
+    set (their headers say so). A hand-built mapping is read as a :class:`TableSpec` first."""
+    spec = make_table(spec, "table", Context())
     columns: list[Column] = []
     headers: set[str] = set()
-    for index, cell in enumerate(spec["cells"]):
-        kind = "metric" if "metric" in cell else "measure" if "measure" in cell else "curve"
-        key = cell_label(cell)
-        name = str(cell.get("label", key))
-        opt = str(cell["algorithm"]) in set(optimistic)
+    for index, cell in enumerate(spec.cells):
+        kind = "metric" if cell.metric is not None else "measure" if cell.measure is not None else "curve"
+        key = cell.column
+        name = cell.label or key
+        opt = cell.algorithm in set(optimistic)
         header = name + (" (optimistic: chosen on the test set)" if opt else "")
         if header in headers:  # two cells with one label: keep both columns, told apart by what they hold
             header = f"{header} [{key}]"
         headers.add(header)
         columns.append(Column(
-            spec=cell, index=index, algorithm=str(cell["algorithm"]), kind=kind,
-            quantity=str(cell.get("metric", cell.get("measure", cell.get("curve")))), key=key, name=name,
-            header=header, digits=cell_digits(digits, cell), optimistic=opt,
-            vs=str(cell["vs"]) if cell.get("vs") and kind == "metric" else None, show_p=bool(cell.get("show_p")),
+            spec=cell, index=index, algorithm=cell.algorithm, kind=kind,
+            quantity=str(cell.metric or cell.measure or cell.curve), key=key, name=name,
+            header=header, digits=cell_digits(spec.digits, cell), optimistic=opt,
+            vs=cell.vs if cell.vs and kind == "metric" else None, show_p=bool(cell.show_p),
             published=published_key(cell)))
-    return Layout(spec=spec, name=str(spec["name"]), title=str(spec.get("title", spec["name"])),
-                  columns=tuple(columns), digits=digits, alpha=float(spec.get("alpha", 0.05)),
-                  mark_best=tuple(str(m) for m in as_list(spec.get("mark_best"))), note=str(spec.get("note") or ""),
-                  published=str(spec.get("published") or ""), pairs=tuple(pairs_of(dict(spec))),
-                  pair_metric=str(spec.get("pair_metric", "test_risk")),
-                  datasets=tuple(str(d) for d in as_list(spec.get("datasets"))))
+    return Layout(spec=spec, name=spec.name, title=spec.title or spec.name, columns=tuple(columns),
+                  digits=spec.digits, alpha=spec.alpha, mark_best=spec.mark_best, note=spec.note or "",
+                  published=spec.published or "", pairs=spec.pairs, pair_metric=spec.pair_metric,
+                  datasets=spec.datasets)
 
 
 def optimistic_algorithms(res: ExperimentResults) -> set[str]:
@@ -281,7 +282,7 @@ def rows(res: ExperimentResults, layout: Layout) -> tuple[Row, ...]:
         If a cell names an algorithm the experiment does not run or a value none of its runs stored.
     """
     for i, column in enumerate(layout.columns):
-        res.check_cell(column.spec, f"table '{layout.name}', cell {i + 1}")
+        res.check_stored(column.algorithm, column.metric, f"table '{layout.name}', cell {i + 1}")
     out = []
     for dataset in res.datasets:
         planned = res.planned[res.planned["dataset"] == dataset]
@@ -547,7 +548,7 @@ def comparison_frame(comps: Sequence[Comparison]) -> pd.DataFrame:
                          for c in comps], columns=COMPARISON_COLUMNS)
 
 
-def build_model(res: ExperimentResults, spec: Mapping[str, Any], datasets: Sequence[str] = (), *,
+def build_model(res: ExperimentResults, spec: TableSpec | Mapping[str, Any], datasets: Sequence[str] = (), *,
                 with_published: bool = True) -> TableModel:
     """The model of one table of ``res`` (a view restricted to the table, :meth:`ExperimentResults.restricted_to`):
     its rows, and, ``with_published``, the published numbers beside them when it names a published file

@@ -27,7 +27,7 @@ import re
 import shlex
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from forestlab.report.model import (
     rows,
 )
 from forestlab.results import ExperimentResults
+from forestlab.spec import FigureSpec, TableSpec
 from forestlab.stats import pair_table
 from forestlab.store import Store
 from forestlab.studies import STUDIES, judge_all_cached
@@ -123,7 +124,7 @@ class TableView:
 class FigureView:
     """One figure: where its copy in the site is (None: not drawn yet) and the description of the original."""
 
-    spec: dict[str, Any]
+    spec: FigureSpec
     image: str | None  # relative to the site root
     pdf: str | None
     drawn_at: float | None
@@ -259,7 +260,7 @@ def _error_text(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ForestlabError) else f"{type(exc).__name__}: {exc}"
 
 
-def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
+def _table_view(res: ExperimentResults, spec: TableSpec, site: Path, exp_dir: str,
                 datasets: Sequence[str]) -> TableView:
     layout = read_layout(spec, sorted(optimistic_algorithms(res)))
     view = TableView(layout, left_out=res.left_out_note())
@@ -283,7 +284,8 @@ def _table_view(res: ExperimentResults, spec: dict[str, Any], site: Path, exp_di
     return view
 
 
-def comparison_rows(res: ExperimentResults, spec: dict[str, Any], datasets: Sequence[str] = ()) -> pd.DataFrame:
+def comparison_rows(res: ExperimentResults, spec: TableSpec | Mapping[str, Any],
+                    datasets: Sequence[str] = ()) -> pd.DataFrame:
     """Published vs reproduced, one row per published number of the table (the plan's datasets, or, when nothing
     is planned, the published cells of ``datasets`` with no run), as a frame
     (:func:`forestlab.report.model.comparison_frame`)."""
@@ -303,7 +305,7 @@ def _pairs(view: TableView, res: ExperimentResults) -> None:
 
 def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str) -> None:
     alpha = view.layout.alpha
-    for comp in cdm.comparisons(dict(view.layout.spec)):
+    for comp in cdm.comparisons(view.layout.spec):
         fv = FriedmanView(comp)
         view.friedman.append(fv)
         try:
@@ -321,9 +323,9 @@ def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str)
             fv.reason = _error_text(exc)
 
 
-def _figure_view(exp: Experiment, res: ExperimentResults, spec: dict[str, Any], site: Path, exp_dir: str,
+def _figure_view(exp: Experiment, res: ExperimentResults, spec: FigureSpec, site: Path, exp_dir: str,
                  study_readme: Path | None) -> FigureView:
-    name = str(spec["name"])
+    name = spec.name
     src = output_dir(exp, "figures")
     image = pdf = None
     drawn_at = None
@@ -336,7 +338,7 @@ def _figure_view(exp: Experiment, res: ExperimentResults, spec: dict[str, Any], 
         if (src / f"{name}.pdf").is_file():
             pdf = f"figures/{exp_dir}/{_slug(name)}.pdf"
             shutil.copyfile(src / f"{name}.pdf", site / pdf)
-    original = spec.get("original")
+    original = spec.original
     if isinstance(original, str) and original.strip():
         title, body = "The original, as the experiment's config describes it", readme.to_html(original)
     else:
@@ -670,8 +672,8 @@ def _table_html(ev: ExperimentView, view: TableView) -> str:
 
 
 def _figure_html(ev: ExperimentView, fv: FigureView) -> str:
-    name = str(fv.spec["name"])
-    title = str(fv.spec.get("title", name))
+    name = fv.spec.name
+    title = fv.spec.title or name
     if fv.image:
         stale = (ev.runs.last is not None and fv.drawn_at is not None and fv.drawn_at < ev.runs.last)
         note = (f' <span class="warn">drawn before the last run: redraw with <code>{esc(ev.commands.figures)}'
@@ -788,8 +790,8 @@ def _study_summary(study: StudyView) -> str:
 def _toc_entry(ev: ExperimentView) -> str:
     items = "".join(f'<li><a href="#{esc(_slug(ev.name))}--{esc(_slug(t.name))}">{esc(t.title)}</a></li>'
                     for t in ev.tables)
-    items += "".join(f'<li><a href="#{esc(_slug(ev.name))}--fig-{esc(_slug(str(f.spec["name"])))}">'
-                     f'{esc(f.spec.get("title", f.spec["name"]))}</a></li>' for f in ev.figures)
+    items += "".join(f'<li><a href="#{esc(_slug(ev.name))}--fig-{esc(_slug(f.spec.name))}">'
+                     f'{esc(f.spec.title or f.spec.name)}</a></li>' for f in ev.figures)
     return (f'<li><a href="#{esc(_slug(ev.name))}"><code>{esc(ev.name)}</code></a>'
             + (f"<ul>{items}</ul>" if items else "") + "</li>")
 

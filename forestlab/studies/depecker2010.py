@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from forestlab.results import ExperimentResults, measure_value
+from forestlab.results import ExperimentResults
 from forestlab.studies import (
     ClaimFunction,
     ClaimResult,
@@ -59,7 +59,7 @@ def _auc_stds(res: ExperimentResults, algorithm: str) -> dict[str, float]:
 def _instability(res: ExperimentResults, algorithm: str) -> dict[str, float]:
     out = {}
     for dataset in res.datasets:
-        value = measure_value(res, {"algorithm": algorithm, "measure": "instability"}, dataset)
+        value = res.measure(algorithm, "instability", dataset)
         if np.isfinite(value):
             out[dataset] = value
     return out
@@ -218,7 +218,7 @@ def toys_pruning_near_best(res: ExperimentResults) -> ClaimResult:
 
 
 def _envelope(res: ExperimentResults, algorithm: str, dataset: str) -> float | None:
-    value = measure_value(res, {"algorithm": algorithm, "measure": "roc_envelope_width"}, dataset)
+    value = res.measure(algorithm, "roc_envelope_width", dataset)
     return value if np.isfinite(value) else None
 
 

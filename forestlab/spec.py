@@ -1,0 +1,813 @@
+"""The typed experiment spec: what the reports of an experiment draw, declared and checked once, before any run.
+
+An experiment's tables, their cells, its figures (a kind and that kind's options) and its choices are frozen
+dataclasses built by :func:`build_reports` when the experiment is resolved (:func:`forestlab.config.resolve`), so
+``forestlab run --dry-run`` refuses a misspelt key, an unknown figure kind or a cell naming an algorithm the experiment
+does not run, before the first run rather than after a night of them.
+
+The checks are data, in the manner of scikit-learn's ``_parameter_constraints``: each class declares its fields
+(``FIELDS``: key -> :class:`Field`, a constraint and a default), and one checker (:func:`check_mapping`) refuses an
+unknown key (with a did-you-mean) and a value its constraint rejects, with a message the constraint writes. The
+top-level sections of the config (``seed``, ``launcher``, ``paths``, ``limits``, ``experiment`` ...) are declared the
+same way in :data:`SECTIONS` and checked by :func:`check_sections`.
+
+Figure kinds are a registry (:func:`register_figure_kind`): a kind declares the options its drawing reads, so the
+spec checks them without importing the drawing code; :mod:`forestlab.report.figures` maps each kind to its drawing.
+
+The spec objects also answer ``spec.get(key)`` / ``spec[key]`` / ``key in spec`` with the values as written (the
+renderers that still read keys keep working while they move to attributes).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from forestlab._values import is_int, is_number
+from forestlab.errors import ConfigError
+
+__all__ = ["SECTIONS", "CellSpec", "ChoiceSpec", "Context", "Field", "FigureKind", "FigureSpec", "Reports",
+           "TableSpec", "build_reports", "check_mapping", "check_section", "check_sections", "closest",
+           "declared_keys", "figure_kinds", "make_cell", "make_choice", "make_figure", "make_table",
+           "register_figure_kind", "section_keys"]
+
+MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def closest(word: str, choices: Sequence[str]) -> str:
+    """'; did you mean ...?' for the choices nearest ``word`` ('' when none is near): difflib's close matches, else
+    the choices that share a prefix of at least three letters with it (``rocc`` -> ``roc_envelope``, ...)."""
+    choices = [str(c) for c in choices]
+    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not match:
+        stem = word[: max(3, len(word) - 1)]
+        match = [c for c in choices if len(stem) >= 3 and c.startswith(stem)][:3]
+    if not match:
+        return ""
+    return "; did you mean " + " or ".join(f"'{m}'" for m in match) + "?"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Constraints: each says whether a value passes (``error`` returns None) or what is wrong with it.
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Context:
+    """What the names in a spec are checked against: the experiment's algorithms (with its choices), the datasets
+    it lists (before ``limits.max_datasets``), and whether to check names at all (a spec built outside an
+    experiment, e.g. in a test's hand-built results, has nothing to check them against)."""
+
+    algorithms: tuple[str, ...] = ()
+    datasets: tuple[str, ...] = ()
+    check_names: bool = False
+    # every algorithm and dataset config there is: a name of one that the experiment does not run (its list narrowed
+    # on the command line, experiment.algorithms=[rf]) is not a typo; the reports say it has no runs
+    known_algorithms: tuple[str, ...] = ()
+    known_datasets: tuple[str, ...] = ()
+
+
+class Constraint:
+    """A rule for one value; ``str(constraint)`` completes 'must be ...'."""
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        """None when ``value`` passes, else the message fragment after '<key> ' (e.g. 'must be ..., got 3')."""
+        return None if self.ok(value, ctx) else f"must be {self}, got {value!r}"
+
+    def ok(self, value: Any, ctx: Context) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Anything(Constraint):
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return True
+
+    def __str__(self) -> str:
+        return "anything"
+
+
+@dataclass(frozen=True)
+class Text(Constraint):
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, str)
+
+    def __str__(self) -> str:
+        return "a string"
+
+
+@dataclass(frozen=True)
+class Bool(Constraint):
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, bool)
+
+    def __str__(self) -> str:
+        return "true or false"
+
+
+@dataclass(frozen=True)
+class Name(Constraint):
+    """A name that becomes a file or folder name: letters, digits, ``_ . + -``; no ``/`` and no ``..``."""
+
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, str) and bool(_SAFE_NAME.match(value)) and ".." not in value
+
+    def __str__(self) -> str:
+        return "a plain name (letters, digits, _ . + -; no '/' or '..')"
+
+
+@dataclass(frozen=True)
+class Int(Constraint):
+    """An integer (not a bool) in ``[low, high]``, ``excluded`` values refused; ``range_text`` words the range."""
+
+    low: int | None = None
+    high: int | None = None
+    excluded: tuple[int, ...] = ()
+    range_text: str | None = None
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if not is_int(value):
+            return f"must be an integer, got {value!r}"
+        if self.range_text and (value in self.excluded or (self.low is not None and value < self.low)
+                                or (self.high is not None and value > self.high)):
+            return f"must be {self.range_text}, got {value}"
+        if self.low is not None and value < self.low:
+            return f"must be >= {self.low}, got {value}"
+        if self.high is not None and value > self.high:
+            return f"must be <= {self.high}, got {value}"
+        return None
+
+    def __str__(self) -> str:
+        return self.range_text or "an integer"
+
+
+@dataclass(frozen=True)
+class Real(Constraint):
+    """A number (not a bool) in the open interval ``(low, high)``."""
+
+    low: float | None = None
+    high: float | None = None
+
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return (is_number(value) and not isinstance(value, bool) and (self.low is None or value > self.low)
+                and (self.high is None or value < self.high))
+
+    def __str__(self) -> str:
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"a number in ({lo}, {hi})"
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    values: tuple[Any, ...]
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if value in self.values:
+            return None
+        hint = closest(value, [str(v) for v in self.values]) if isinstance(value, str) else ""
+        return f"must be one of {', '.join(map(str, self.values))}, got {value!r}{hint}"
+
+    def __str__(self) -> str:
+        return f"one of {', '.join(map(str, self.values))}"
+
+
+@dataclass(frozen=True)
+class Known(Constraint):
+    """A name of the experiment's algorithms or of the datasets it lists (checked when the context has them)."""
+
+    what: str  # "algorithm" or "dataset"
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if not isinstance(value, str):
+            return f"must be {self}, got {value!r}"
+        names = ctx.algorithms if self.what == "algorithm" else ctx.datasets
+        known = ctx.known_algorithms if self.what == "algorithm" else ctx.known_datasets
+        if not ctx.check_names or value in names or value in known:
+            return None
+        return f"{self.what} '{value}' is not one of the experiment's ({', '.join(names)}){closest(value, names)}"
+
+    def __str__(self) -> str:
+        return f"the name of one of the experiment's {self.what}s"
+
+
+@dataclass(frozen=True)
+class Registered(Constraint):
+    """A name from a registry (metrics, measures), looked up when checked (the registry may load numpy)."""
+
+    what: str
+    names: Callable[[], Sequence[str]]
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        names = list(self.names())
+        if isinstance(value, str) and value in names:
+            return None
+        hint = closest(value, names) if isinstance(value, str) else ""
+        return f"unknown {self.what} {value!r}{hint}; valid {self.what}s: {', '.join(sorted(names))}"
+
+    def __str__(self) -> str:
+        return f"a {self.what} name"
+
+
+def _at(where: str, problem: str) -> str:
+    """``problem`` of an element: '[0] must be ...', or '[0]: algorithm 'x' is not ...'."""
+    return f"{where} {problem}" if problem.startswith(("must", "[")) else f"{where}: {problem}"
+
+
+@dataclass(frozen=True)
+class ListOf(Constraint):
+    """A list of values that each pass ``item`` (a single value is one when ``scalar``); ``length`` when fixed."""
+
+    item: Constraint
+    scalar: bool = False
+    length: int | None = None
+    min_length: int = 0
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if self.scalar and not isinstance(value, (list, tuple)):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or (self.length is not None and len(value) != self.length) \
+                or len(value) < self.min_length:
+            return f"must be {self}, got {value!r}"
+        for i, v in enumerate(value):
+            problem = self.item.error(v, ctx)
+            if problem is not None:
+                return problem if isinstance(self.item, (Known, Registered)) else _at(f"[{i}]", problem)
+        return None
+
+    def __str__(self) -> str:
+        size = f"{self.length} " if self.length else ""
+        return f"a list of {size}{self.item}" + (" (or one)" if self.scalar else "")
+
+
+@dataclass(frozen=True)
+class MappingOf(Constraint):
+    """A mapping whose keys pass ``key`` and values pass ``value`` (a list of keys too, when ``list_ok``)."""
+
+    key: Constraint = field(default_factory=Text)
+    value: Constraint = field(default_factory=Anything)
+    list_ok: bool = False
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if self.list_ok and isinstance(value, (list, tuple)):
+            value = dict.fromkeys(value)
+        if not isinstance(value, Mapping):
+            return f"must be {self}, got {value!r}"
+        for k, v in value.items():
+            problem = self.key.error(k, ctx) or self.value.error(v, ctx)
+            if problem is not None:
+                return problem if isinstance(self.key, (Known, Registered)) else _at(f"[{k!r}]", problem)
+        return None
+
+    def __str__(self) -> str:
+        return f"a mapping of {self.key} to {self.value}" + (" (or a list of the former)" if self.list_ok else "")
+
+
+@dataclass(frozen=True)
+class Record(Constraint):
+    """A mapping with declared keys (``fields``: key -> Field), e.g. a pair ``{a, b, label}`` of a figure."""
+
+    fields: Mapping[str, Field]
+    what: str = "entry"
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if not isinstance(value, Mapping):
+            return f"must be {self}, got {value!r}"
+        try:
+            check_mapping(value, self.fields, self.what, ctx)
+        except ConfigError as exc:
+            return str(exc)
+        return None
+
+    def __str__(self) -> str:
+        return f"a mapping {{{', '.join(self.fields)}}}"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One declared key: its constraint, its default (used when the key is absent), whether it must be given."""
+
+    constraint: Constraint = field(default_factory=Anything)
+    default: Any = None
+    required: bool = False
+    nullable: bool = True  # None passes (YAML's null: the same as absent)
+
+
+def check_mapping(data: Mapping[str, Any], fields: Mapping[str, Field], where: str, ctx: Context,
+                  *, valid_where: str | None = None) -> None:
+    """The one checker: refuse a key of ``data`` that ``fields`` does not declare (nothing would read it), a
+    missing required key, and a value its constraint rejects. ``where`` names the place ('table 't1'', ...)."""
+    for key in data:
+        if str(key) not in fields:
+            raise ConfigError(f"unknown key '{key}' in {where} (nothing reads it){closest(str(key), list(fields))}; "
+                              f"valid keys of {valid_where or where}: {', '.join(fields)}")
+    for key, spec in fields.items():
+        value = data.get(key)
+        if value is None:
+            if spec.required:
+                raise ConfigError(f"{where}: {key} is required ({spec.constraint})")
+            if spec.nullable:
+                continue
+        problem = spec.constraint.error(value, ctx)
+        if problem is not None:
+            if isinstance(spec.constraint, (Known, Registered)) or (
+                    isinstance(spec.constraint, (ListOf, MappingOf)) and not problem.startswith(("must", "["))):
+                raise ConfigError(f"{where}: {problem}")
+            raise ConfigError(f"{where}: {key}{'' if problem.startswith('[') else ' '}{problem}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The spec classes.
+# ---------------------------------------------------------------------------------------------------------------
+class _Declared:
+    """Base of the spec classes: ``raw`` keeps the mapping as written (for ``get`` / ``[]`` / ``in``)."""
+
+    FIELDS: ClassVar[dict[str, Field]]
+    TYPED: ClassVar[tuple[str, ...]] = ()  # keys answered with the typed value (a table's cells as CellSpecs)
+    raw: Mapping[str, Any]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.raw
+
+    def keys(self):  # noqa: ANN201 - a mapping's keys view
+        return self.raw.keys()
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.raw)
+
+
+ALGORITHM = Known("algorithm")
+DATASETS = ListOf(Known("dataset"), scalar=True)
+ALGORITHMS = ListOf(ALGORITHM, scalar=True)
+
+
+def _measures() -> list[str]:
+    from forestlab.metrics import MEASURES  # local: metrics loads numpy and scikit-learn
+
+    return list(MEASURES)
+
+
+@dataclass(frozen=True)
+class CellSpec(_Declared):
+    """A table cell: one algorithm and what is shown of it: a stored ``metric`` (mean ± std over the runs), a
+    ``curve`` read ``at`` a point, or a ``measure`` across the runs; with its label, the published value it is
+    compared with, its digits, and an optional paired test against the algorithm ``vs``."""
+
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "algorithm": Field(ALGORITHM, required=True),
+        "metric": Field(Text()), "curve": Field(Text()), "at": Field(Int(1)),
+        "measure": Field(Registered("measure", _measures)),
+        "label": Field(Text()), "published_metric": Field(Text()), "published_as": Field(Text()),
+        "digits": Field(Int(0, 12)), "vs": Field(ALGORITHM), "show_p": Field(Bool()),
+    }
+    algorithm: str
+    metric: str | None = None
+    curve: str | None = None
+    at: int | None = None
+    measure: str | None = None
+    label: str | None = None
+    published_metric: str | None = None
+    published_as: str | None = None
+    digits: int | None = None
+    vs: str | None = None
+    show_p: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def value_name(self) -> str:
+        """What the cell shows: its metric, its measure, or '<curve>@<at>'."""
+        return self.metric or self.measure or f"{self.curve}@{self.at}"
+
+    @property
+    def column(self) -> str:
+        """The CSV name of the cell: '<algorithm> <metric>', '<algorithm> <measure>' or '<algorithm> <curve>@<at>'."""
+        return f"{self.algorithm} {self.value_name}"
+
+
+def _pair_fields() -> dict[str, Field]:
+    return {"a": Field(ALGORITHM, required=True), "b": Field(ALGORITHM, required=True), "label": Field(Text())}
+
+
+@dataclass(frozen=True)
+class TableSpec(_Declared):
+    """A table of the experiment: its cells, the published table it is compared with, the paired tests of
+    ``pairs`` on ``pair_metric``, the metrics whose best value of a row is marked, its digits."""
+
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "name": Field(Name(), required=True), "title": Field(Text()),
+        "cells": Field(ListOf(Anything()), required=True), "published": Field(Text()),
+        "pairs": Field(ListOf(ListOf(ALGORITHM, length=2))), "pair_metric": Field(Text()),
+        "mark_best": Field(ListOf(Text(), scalar=True)), "datasets": Field(DATASETS),
+        "alpha": Field(Real(0, 1)), "note": Field(Text()), "digits": Field(Int(0, 12)),
+    }
+    TYPED: ClassVar[tuple[str, ...]] = ("cells",)
+    name: str
+    cells: tuple[CellSpec, ...]
+    title: str
+    published: str | None = None
+    pairs: tuple[tuple[str, str], ...] = ()
+    pair_metric: str = "test_risk"
+    mark_best: tuple[str, ...] = ()
+    datasets: tuple[str, ...] = ()
+    alpha: float = 0.05
+    note: str | None = None
+    digits: int = 3
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class FigureKind:
+    """A registered figure kind: the options its drawing reads (key -> Field, with their defaults)."""
+
+    name: str
+    options: Mapping[str, Field]
+    doc: str = ""
+
+
+_FIGURE_KINDS: dict[str, FigureKind] = {}
+#: Keys every figure may have, whatever its kind.
+FIGURE_FIELDS: dict[str, Field] = {
+    "name": Field(Name(), required=True), "kind": Field(Text(), required=True), "title": Field(Text()),
+    "original": Field(Text()), "datasets": Field(DATASETS),
+}
+
+
+def register_figure_kind(name: str, doc: str = "", **options: Field) -> FigureKind:
+    """Declare a figure kind and the options its drawing reads (each a :class:`Field`); a study registers its own.
+    Registering a name again replaces it (a module reloaded)."""
+    clash = sorted(set(options) & set(FIGURE_FIELDS))
+    if clash:
+        raise ValueError(f"figure kind {name}: {', '.join(clash)} is a key of every figure")
+    kind = FigureKind(name, dict(options), doc)
+    _FIGURE_KINDS[name] = kind
+    return kind
+
+
+def figure_kinds() -> dict[str, FigureKind]:
+    """The registered figure kinds, by name."""
+    return dict(_FIGURE_KINDS)
+
+
+@dataclass(frozen=True)
+class FigureSpec(_Declared):
+    """A figure of the experiment: its name, kind, title, the datasets it draws (default all) and its kind's
+    options (``options``: every declared option, its default where the figure does not set it)."""
+
+    name: str
+    kind: str
+    title: str
+    original: str | None = None
+    datasets: tuple[str, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def algorithms(self) -> list[str]:
+        """The algorithms the figure names (``algorithms``, ``algorithm`` or its pairs), in order, once each."""
+        names: list[str] = []
+        value = self.options.get("algorithms")
+        names += [str(a) for a in ([value] if isinstance(value, str) else value or [])]
+        if self.options.get("algorithm"):
+            names.append(str(self.options["algorithm"]))
+        for pair in self.options.get("pairs") or []:
+            names += [str(pair["a"]), str(pair["b"])]
+        return list(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class ChoiceSpec(_Declared):
+    """``experiment.choices``: a new algorithm ``name`` whose runs on each dataset are those of the candidate of
+    ``among`` whose guide (``by``, default the candidates) has the best mean ``metric``."""
+
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "name": Field(Text(), required=True), "among": Field(ListOf(ALGORITHM, min_length=2), required=True),
+        "by": Field(ListOf(ALGORITHM, min_length=2)), "metric": Field(Text(), required=True),
+    }
+    name: str
+    among: tuple[str, ...]
+    by: tuple[str, ...]
+    metric: str
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+def _tuple(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
+
+def _as_mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if isinstance(value, _Declared):
+        return value.raw
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a mapping, got {value!r}")
+    return value
+
+
+def make_cell(data: Any, where: str, ctx: Context) -> CellSpec:
+    """A :class:`CellSpec` from a mapping, checked (``where``: "table 't', cell 2")."""
+    if isinstance(data, CellSpec):
+        return data
+    data = _as_mapping(data, where)
+    check_mapping(data, CellSpec.FIELDS, where, ctx, valid_where="a table cell")
+    shown = [k for k in ("metric", "curve", "measure") if data.get(k) is not None]
+    if len(shown) != 1:
+        raise ConfigError(f"{where} {dict(data)} needs a 'metric', a 'curve' with 'at', or a 'measure'"
+                          + (f" (not {' and '.join(shown)})" if shown else ""))
+    if (data.get("curve") is None) != (data.get("at") is None):
+        raise ConfigError(f"{where}: 'curve' and 'at' go together (the curve read at point 'at')")
+    return CellSpec(**{k: data[k] for k in CellSpec.FIELDS if data.get(k) is not None}, raw=dict(data))
+
+
+def make_table(data: Any, where: str, ctx: Context) -> TableSpec:
+    """A :class:`TableSpec` from a mapping, its cells and keys checked (``where``: 'experiment.tables[0]')."""
+    if isinstance(data, TableSpec):
+        return data
+    data = _as_mapping(data, where)
+    name = data.get("name")
+    problem = Name().error(name, ctx)
+    if problem is not None:
+        raise ConfigError(f"{where}.name {problem}")
+    here = f"table '{name}'"
+    check_mapping(data, TableSpec.FIELDS, here, ctx)
+    cells = tuple(make_cell(c, f"{here}, cell {i + 1}", ctx) for i, c in enumerate(data["cells"]))
+    return TableSpec(
+        name=str(name), cells=cells, title=str(data.get("title") or name), published=data.get("published"),
+        pairs=tuple((str(a), str(b)) for a, b in data.get("pairs") or ()),
+        pair_metric=str(data.get("pair_metric") or "test_risk"), mark_best=_tuple(data.get("mark_best")),
+        datasets=_tuple(data.get("datasets")), alpha=float(data.get("alpha") or 0.05), note=data.get("note"),
+        digits=int(data["digits"]) if data.get("digits") is not None else 3, raw=dict(data))
+
+
+def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:
+    """A :class:`FigureSpec` from a mapping: its kind registered, its keys those of every figure or its kind's."""
+    if isinstance(data, FigureSpec):
+        return data
+    data = _as_mapping(data, where)
+    name = data.get("name")
+    problem = Name().error(name, ctx)
+    if problem is not None:
+        raise ConfigError(f"{where}.name {problem}")
+    here = f"figure '{name}'"
+    kind_name = data.get("kind")
+    kinds = figure_kinds()
+    if kind_name not in kinds:
+        hint = closest(kind_name, list(kinds)) if isinstance(kind_name, str) else ""
+        raise ConfigError(f"{here}: unknown kind {kind_name!r}{hint}; valid kinds: {', '.join(kinds)}")
+    kind = kinds[kind_name]
+    check_mapping(data, {**FIGURE_FIELDS, **kind.options}, here, ctx, valid_where=f"a {kind_name} figure")
+    options = {k: data[k] if data.get(k) is not None else f.default for k, f in kind.options.items()}
+    return FigureSpec(name=str(name), kind=str(kind_name), title=str(data.get("title") or name),
+                      original=data.get("original"), datasets=_tuple(data.get("datasets")), options=options,
+                      raw=dict(data))
+
+
+def make_choice(data: Any, where: str, ctx: Context, taken: Sequence[str]) -> ChoiceSpec:
+    """A :class:`ChoiceSpec`: a new name, candidates and guides among the experiment's algorithms, paired."""
+    if isinstance(data, ChoiceSpec):
+        return data
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"experiment.choices: each choice is a mapping {{name, among, by, metric}}, got {data!r}")
+    unknown = sorted(set(data) - set(ChoiceSpec.FIELDS))
+    if unknown:
+        raise ConfigError(f"experiment.choices: '{unknown[0]}' is not a choice setting (valid: "
+                          f"{', '.join(ChoiceSpec.FIELDS)}){closest(unknown[0], list(ChoiceSpec.FIELDS))}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name or name in taken:
+        raise ConfigError(f"experiment.choices: name {name!r} must be a new name (not an algorithm of the "
+                          "experiment, nor another choice's)")
+    among = data.get("among")
+    by = data.get("by") or among
+    for key, value in (("among", among), ("by", by)):
+        if not isinstance(value, list) or len(value) < 2 or any(v not in ctx.algorithms for v in value):
+            raise ConfigError(f"experiment.choices {name}: {key} must list at least two of the experiment's "
+                              f"algorithms ({', '.join(ctx.algorithms)}), got {value!r}")
+    if len(by) != len(among):
+        raise ConfigError(f"experiment.choices {name}: by must pair one guide with each candidate of among "
+                          f"({len(among)}), got {len(by)}")
+    metric = data.get("metric")
+    from forestlab.metrics import direction  # local: metrics loads numpy and scikit-learn
+
+    if not isinstance(metric, str) or direction(metric) is None:
+        raise ConfigError(f"experiment.choices {name}: metric {metric!r} is not a stored metric with a "
+                          "direction (e.g. test_auc)")
+    return ChoiceSpec(name=name, among=tuple(map(str, among)), by=tuple(map(str, by)), metric=metric, raw=dict(data))
+
+
+@dataclass(frozen=True)
+class Reports:
+    """What an experiment's reports draw: its tables, figures, choices and claims, checked."""
+
+    tables: tuple[TableSpec, ...] = ()
+    figures: tuple[FigureSpec, ...] = ()
+    choices: tuple[ChoiceSpec, ...] = ()
+    claims: tuple[str, ...] = ()
+
+
+def _list_of_mappings(value: Any, key: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (Mapping, _Declared)) for v in value):
+        raise ConfigError(f"{key} must be a list of mappings (each with a name), got {value!r}")
+    return list(value)
+
+
+def build_reports(section: Mapping[str, Any], algorithms: Sequence[str], datasets: Sequence[str],
+                  *, check_names: bool = True, known_algorithms: Sequence[str] = (),
+                  known_datasets: Sequence[str] = ()) -> Reports:
+    """The tables, figures, choices and claims of an experiment section (``experiment:`` of the composed config,
+    a plain mapping), every key checked; ``algorithms`` and ``datasets`` are the experiment's (datasets as listed,
+    before ``limits.max_datasets``); ``known_*`` every configured one (see :class:`Context`)."""
+    ctx = Context(tuple(algorithms), tuple(datasets), check_names)
+    choices: list[ChoiceSpec] = []
+    choice_list = section.get("choices")
+    if choice_list is not None and not isinstance(choice_list, (list, tuple)):
+        raise ConfigError(f"experiment.choices must be a list of mappings {{name, among, by, metric}}, "
+                          f"got {choice_list!r}")
+    for data in choice_list or []:
+        choices.append(make_choice(data, "experiment.choices", ctx, [*algorithms, *(c.name for c in choices)]))
+    # a cell or figure may show a choice as an algorithm of its own
+    shown = Context((*algorithms, *(c.name for c in choices)), tuple(datasets), check_names,
+                    tuple(known_algorithms), tuple(known_datasets))
+    tables = tuple(make_table(t, f"experiment.tables[{i}]", shown)
+                   for i, t in enumerate(_list_of_mappings(section.get("tables"), "experiment.tables")))
+    figures = tuple(make_figure(f, f"experiment.figures[{i}]", shown)
+                    for i, f in enumerate(_list_of_mappings(section.get("figures"), "experiment.figures")))
+    for what, specs in (("table", tables), ("figure", figures)):
+        names = [s.name for s in specs]
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:
+            raise ConfigError(f"experiment {what}s name '{twice[0]}' twice: their files would overwrite each other")
+    claims = section.get("claims")
+    if claims is not None and not isinstance(claims, (list, tuple)):
+        raise ConfigError(f"experiment.claims must be a list of claim names, got {claims!r}")
+    return Reports(tables, figures, tuple(choices), tuple(str(c) for c in claims or ()))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The figure kinds of the report module (their drawings: forestlab.report.figures.KINDS).
+# ---------------------------------------------------------------------------------------------------------------
+_LABELS = MappingOf(ALGORITHM, Text(), list_ok=True)  # {algorithm: label}, or a list of algorithms
+
+register_figure_kind("error_curves", "stored curves of one algorithm (curve name -> label), one panel per dataset",
+                     algorithm=Field(ALGORITHM), curves=Field(MappingOf(Text(), Text()), required=True))
+register_figure_kind("curves_by_algorithm", "one stored curve of each algorithm, one panel per dataset",
+                     curve=Field(Text(), "test_error"), algorithms=Field(_LABELS), xlabel=Field(Text()),
+                     ylabel=Field(Text()), ylim=Field(ListOf(Real(), length=2)), xscale=Field(Text()))
+register_figure_kind("importance", "feature importances of one algorithm, a row per dataset",
+                     algorithm=Field(ALGORITHM), measures=Field(MappingOf(Text(), Text())), top=Field(Int(1), 20),
+                     noise_features=Field(Int(0), 0))
+register_figure_kind("metric_boxes", "boxes of metrics of one algorithm (minus another metric)",
+                     algorithm=Field(ALGORITHM), metrics=Field(MappingOf(Text(), Text()), required=True),
+                     minus=Field(Text()), ylabel=Field(Text()))
+register_figure_kind("paired_diff", "mean per-split differences of pairs of algorithms, with published ones",
+                     metric=Field(Text(), "test_accuracy"),
+                     pairs=Field(ListOf(Record(_pair_fields(), "a pair of paired_diff")), required=True),
+                     published=Field(MappingOf(Text(), Text())), ylabel=Field(Text()))
+register_figure_kind("roc_envelope", "min/max/mean band of the test ROC curves of each algorithm",
+                     algorithms=Field(ALGORITHMS))
+register_figure_kind("metric_and_measure", "a metric's mean and a measure across runs, per algorithm",
+                     metric=Field(Text(), "test_auc"), measure=Field(Registered("measure", _measures), "instability"))
+register_figure_kind("bars", "bars of a metric per algorithm with marks of other metrics",
+                     metric=Field(Text(), "test_auc"), marks=Field(MappingOf(Text(), Text())),
+                     algorithms=Field(ALGORITHMS))
+register_figure_kind("metric_by_depth", "a curve indexed by tree depth per algorithm, with marks of others",
+                     curve=Field(Text(), "test_auc"), metric=Field(Text(), "test_auc"),
+                     marks=Field(MappingOf(ALGORITHM, Text())), algorithms=Field(ALGORITHMS))
+register_figure_kind("roc_at_depth", "mean test ROC curve of trees cut at a depth",
+                     depth=Field(Int(1), 3), algorithms=Field(ALGORITHMS))
+register_figure_kind("partition_2d", "the partition of a 2-d dataset by trees cut at a depth",
+                     depth=Field(Int(1), 3), algorithms=Field(ALGORITHMS))
+register_figure_kind("optimal_roc", "the optimal ROC curve of each generated dataset")
+register_figure_kind("metric_by_x", "a metric's mean per algorithm against an x value of each dataset, per panel",
+                     metric=Field(Text(), "reject"),
+                     panels=Field(ListOf(Record({"title": Field(Text()), "x": Field(MappingOf(Known("dataset"), Real()),
+                                                                                    required=True)},
+                                                "a panel of metric_by_x"), min_length=1), required=True),
+                     algorithms=Field(ALGORITHMS), rate=Field(Bool(), False), hline=Field(Real()),
+                     x_label=Field(Text(), "x"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The sections of the composed config: the keys each may have (any other would be read by nobody) and the rules of
+# the values the runner relies on. The dataset keys are the loader's (forestlab.datasets._load.CONFIG_KEYS); an
+# algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values are checked by
+# forestlab.protocols.check_protocol, which knows their combinations.
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Section(Constraint):
+    """A section of the config: a mapping of keys to values."""
+
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, Mapping)
+
+    def __str__(self) -> str:
+        return "a mapping (KEY: VALUE entries)"
+
+
+@dataclass(frozen=True)
+class DaskAddress(Constraint):
+    def ok(self, value: Any, ctx: Context) -> bool:
+        return isinstance(value, str) and ":" in value
+
+    def __str__(self) -> str:
+        return "a dask scheduler address like tcp://HOST:8786 (or null)"
+
+
+_LIMIT = Field(Int(1))
+SECTIONS: dict[str, dict[str, Field]] = {
+    "": {"dataset": Field(Section(), required=True, nullable=False),
+         "algorithm": Field(Section(), required=True, nullable=False),
+         "protocol": Field(Section(), required=True, nullable=False),
+         "launcher": Field(Section(), required=True, nullable=False),
+         "paths": Field(Section(), required=True, nullable=False),
+         "experiment": Field(Section(), required=True, nullable=False),
+         "seed": Field(Int(0, MAX_SEED), required=True, nullable=False),
+         "seeds": Field(Int(1), required=True, nullable=False),
+         "metrics": Field(), "smoke": Field(Bool()), "limits": Field(Section())},
+    "algorithm": {k: Field() for k in ("name", "estimator", "seed_tag", "params", "grid", "selection",
+                                       "description")},
+    "protocol": {k: Field() for k in ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit",
+                                      "selection", "n_folds")},
+    "launcher": {"name": Field(Text()),
+                 "backend": Field(Options(("loky", "threading", "sequential", "dask")), required=True,
+                                  nullable=False),
+                 "n_jobs": Field(Int(-1, excluded=(0,), range_text="-1 (all cores) or a positive integer"),
+                                 required=True, nullable=False),
+                 "scheduler": Field(DaskAddress())},
+    "paths": {**{k: Field() for k in ("root_dir", "data_dir", "results_dir", "reports_dir", "mirror", "log_file")},
+              "download": Field(Bool(), nullable=False), "log_max_bytes": Field(Int(0)),
+              "log_backup_count": Field(Int(0))},
+    "limits": {k: _LIMIT for k in ("max_datasets", "max_estimators", "max_runs", "max_trees",
+                                   "max_generated_values", "max_folds")},
+    "experiment": {"name": Field(Name(), required=True, nullable=False), "study": Field(Name()),
+                   "description": Field(), "datasets": Field(), "dataset_seeds": Field(), "algorithms": Field(),
+                   "params": Field(Section()), "choices": Field(), "tables": Field(), "figures": Field(),
+                   "claims": Field()},
+}
+
+
+def section_keys() -> dict[str, tuple[str, ...]]:
+    """The keys each section of the composed config may have ('' is the top level)."""
+    return {section: tuple(fields) for section, fields in SECTIONS.items()}
+
+
+def check_section(section: str, value: Mapping[str, Any], where: str | None = None) -> None:
+    """Check one section of the composed config (a plain mapping) against its declaration: unknown keys (with a
+    did-you-mean), missing ones, and values, each refused in one line that names ``section.key``."""
+    fields = SECTIONS[section]
+    where = where if where is not None else section
+    ctx = Context()
+    for key in value:
+        if str(key) not in fields:
+            name = f"unknown key '{key}' in {where}" if where else f"unknown config key '{key}'"
+            raise ConfigError(f"{name} (nothing reads it){closest(str(key), list(fields))}; valid keys"
+                              f"{f' of {where}' if where else ' at the top level'}: {', '.join(fields)}")
+    for key, spec in fields.items():
+        dotted = f"{section}.{key}" if section else key
+        if key not in value:
+            if spec.required:
+                raise ConfigError(f"{dotted} is missing")
+            continue
+        item = value[key]
+        if item is None and spec.nullable:
+            continue
+        problem = spec.constraint.error(item, ctx)
+        if problem is not None:
+            raise ConfigError(f"{dotted} {problem}")
+
+
+def check_sections(cfg: Mapping[str, Any]) -> None:
+    """The top level of the composed config and its sections launcher, paths, limits and experiment (the datasets,
+    algorithms and protocol are checked as the experiment uses them)."""
+    check_section("", cfg)
+    for section in ("launcher", "paths", "limits", "experiment", "protocol"):
+        if cfg.get(section) is not None:
+            check_section(section, cfg[section])
+
+
+def declared_keys(parent: str, kind: str | None = None) -> tuple[str, ...]:
+    """The keys declared for the config node at the dotted path ``parent``: a section ('' is the top level), a
+    table (``experiment.tables.0``), a cell (``experiment.tables.0.cells.1``) or a figure (``experiment.figures.0``,
+    with its ``kind``'s options when known, else every kind's); () for any other node."""
+    if parent in SECTIONS:
+        return tuple(SECTIONS[parent])
+    parts = parent.split(".")
+    if len(parts) == 3 and parts[:2] == ["experiment", "tables"]:
+        return tuple(TableSpec.FIELDS)
+    if len(parts) == 5 and parts[:2] == ["experiment", "tables"] and parts[3] == "cells":
+        return tuple(CellSpec.FIELDS)
+    if len(parts) == 3 and parts[:2] == ["experiment", "figures"]:
+        kinds = figure_kinds()
+        every = {k: f for fk in kinds.values() for k, f in fk.options.items()}
+        options = kinds[kind].options if kind in kinds else every
+        return (*FIGURE_FIELDS, *options)
+    return ()
