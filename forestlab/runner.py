@@ -6,8 +6,16 @@ that decides its fit (the dataset's parsing and preprocessing, the learner's cla
 selection, the resolved protocol, the seeds). Keys do not depend on the experiment's name nor on its metrics, so
 experiments that share runs share their results, and a metric added later is computed from the stored outputs.
 
-``execute(specs, store, ...)`` skips what the store already holds, fans the rest out with joblib and writes each
-record as it arrives. A failing run is stored with its traceback and the others go on.
+``run_experiment(experiment, ...)`` is the whole run, and the only one: it checks the limits, plans, takes the
+store's run lock, records the plan (the one answer to "which runs belong to this experiment":
+:meth:`forestlab.store.Store.plan_for`), runs it and returns a :class:`Summary` whose :attr:`Summary.outcome` says
+how it ended; it reports progress as typed events (:data:`Event`). Its fan-out, ``execute(specs, store, ...)``,
+skips what the store already holds, fans the rest out (:mod:`forestlab.launchers`) and writes each record as it
+arrives. A failing run is stored with its error and the kind of its failure (:class:`forestlab.errors.FailureKind`,
+decided by the exception's type where it is caught), and the others go on.
+
+A generated dataset's known quantities (depecker2010's AUC*, ROC*, level sets) are asked of the dataset layer
+(:func:`forestlab.datasets.generated_info`), which its generators registered them with.
 
 Each run is evaluated according to its learner's task (:data:`forestlab.learners.TASKS`):
 

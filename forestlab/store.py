@@ -358,20 +358,6 @@ class Store:
                             "JOIN runs r ON r.key = pr.key")
         return sorted(e for (e,) in rows)
 
-    def plan(self, plan_id: str) -> dict[str, Any] | None:
-        """A recorded plan: ``{"summary": dict, "recorded_at": float, "runs": DataFrame}`` (runs in plan order,
-        columns key, dataset, algorithm, repetition, fold), or None."""
-        if self._conn is None or self._legacy:
-            return None
-        head = self._select("SELECT summary, recorded_at FROM plans WHERE plan_id = ?", (plan_id,))
-        if not head:
-            return None
-        rows = self._select("SELECT key, dataset, algorithm, repetition, fold FROM plan_runs WHERE plan_id = ? "
-                            "ORDER BY position", (plan_id,))
-        runs = pd.DataFrame(rows, columns=["key", "dataset", "algorithm", "repetition", "fold"])
-        runs["fold"] = [None if f is None or f != f else int(f) for f in runs["fold"]]
-        return {"summary": json.loads(head[0][0]), "recorded_at": float(head[0][1]), "runs": runs}
-
     def plans(self, experiment: str | None = None) -> pd.DataFrame:
         """Recorded plans, newest first: plan_id, experiment, study, smoke, recorded_at, summary (dict)."""
         cols = ["plan_id", "experiment", "study", "smoke", "recorded_at", "summary"]
