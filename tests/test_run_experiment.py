@@ -14,7 +14,7 @@ from forestlab import runner
 from forestlab.config import compose, load_experiment
 from forestlab.errors import ConfigError, DatasetError, FailureKind, SolverError, StoreBusy, StoreError, Terminated
 from forestlab.runner import Outcome, plan, run_experiment
-from forestlab.store import SCHEMA_VERSION, RunLock, Store, _SCHEMA
+from forestlab.store import _SCHEMA, SCHEMA_VERSION, RunLock, Store
 
 QUICK = ["experiment=quickstart", "seeds=1", "limits.max_datasets=1", "limits.max_estimators=5"]
 
