@@ -32,9 +32,11 @@ from forestlab._values import is_number
 from forestlab.errors import ConfigError, ForestlabError, StoreBusy, StoreError, Terminated, one_line
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from forestlab.experiment import Experiment
     from forestlab.results import ExperimentResults
-    from forestlab.runner import Event, Outcome, Summary
+    from forestlab.runner import Event, Outcome, RunDone, RunFailed, Summary
     from forestlab.store import Store
 
 # The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
@@ -289,7 +291,7 @@ class Progress:
             self.bar.start()
             self.task = self.bar.add_task("runs", total=todo, failed=0)
 
-    def _line(self, event: Any, status: str) -> str:
+    def _line(self, event: RunDone | RunFailed, status: str) -> str:
         spec = event.spec
         fold = f" fold {spec.fold}" if spec.fold is not None else ""
         left = self.total - self.done - self.failed
@@ -299,7 +301,7 @@ class Progress:
         return (f"[{finished}/{self.total}] {status} {spec.algorithm} on {spec.dataset} "
                 f"rep {spec.repetition}{fold} ({event.seconds:.2f}s; {left} left, ETA {eta:.0f}s)")
 
-    def _done(self, event: Any) -> None:
+    def _done(self, event: RunDone) -> None:
         self.done += 1
         line = self._line(event, "done")
         if self.bar is not None:
@@ -310,7 +312,7 @@ class Progress:
         else:
             file_log.info(line)
 
-    def _failed(self, event: Any) -> None:
+    def _failed(self, event: RunFailed) -> None:
         spec = event.spec
         self.failed += 1
         if self.bar is not None:
@@ -408,7 +410,7 @@ def _dry_run_line(exp: Experiment, summary: Summary) -> str:
 _SINGLE_LINES = 12
 
 
-def _single_run_lines(records: Any, keys: Sequence[str]) -> list[str]:
+def _single_run_lines(records: pd.DataFrame, keys: Sequence[str]) -> list[str]:
     """One line per done single run (``records``: the plan's, ``keys`` in plan order) with its test metrics (its
     key's first characters to find it in the store), and their mean when there are several."""
     import math

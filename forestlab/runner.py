@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from omegaconf import DictConfig
 
 from forestlab import __version__
@@ -308,7 +309,7 @@ class Summary:
     dry_run: bool = False  # counted only: nothing ran, nothing was written
     results_dir: Path | None = None  # the store's folder (set by run_experiment)
     keys: tuple[str, ...] = ()  # the plan's run keys, in plan order (set by run_experiment)
-    records: Any = None  # with run_experiment(keep_records=True): the plan's stored records (a DataFrame)
+    records: pd.DataFrame | None = None  # with run_experiment(keep_records=True): the plan's stored records
 
     @property
     def ok(self) -> bool:

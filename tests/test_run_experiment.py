@@ -129,3 +129,18 @@ def test_the_runner_asks_the_dataset_layer_for_a_generated_problem_s_oracle_quan
     toy = plan(compose(["experiment=depecker2010_table_a1", "debug=smoke"]))[0].payload["dataset_cfg"]
     info = generated_info(toy)
     assert 0.5 < info["auc_star"] <= 1.0 and len(info["roc_star_tpr"]) == 201
+
+
+def test_status_failed_shows_each_failed_run_s_kind(workdir, failing_env):
+    from typer.testing import CliRunner
+
+    from forestlab.cli import app
+
+    cli = CliRunner()
+    res = cli.invoke(app, ["run", "dataset=ringnorm", "algorithm=failing", "seeds=1"])
+    assert res.exit_code == 1, res.output
+    assert "1 runs failed; their errors: forestlab status single" in res.stderr
+    shown = cli.invoke(app, ["status", "dataset=ringnorm", "algorithm=failing", "seeds=1", "--failed"])
+    assert shown.exit_code == 0, shown.output
+    assert "--- single: failing on ringnorm rep 0 (key " in shown.stdout and "; failure: error)" in shown.stdout
+    assert "deliberate failure" in shown.stdout
