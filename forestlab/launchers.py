@@ -15,7 +15,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from forestlab.errors import ConfigError, one_line
@@ -69,7 +69,7 @@ def init_worker(parent_pid: int, interval: float = 1.0) -> None:
     threading.Thread(target=watch, name="forestlab-parent-watch", daemon=True).start()
 
 
-def run_jobs(jobs: Sequence[list[dict[str, Any]]], job: Job, config: Mapping[str, Any],
+def run_jobs(jobs: Iterable[list[dict[str, Any]]], job: Job, config: Mapping[str, Any],
              sink: Callable[[list[dict[str, Any]]], None]) -> None:
     """Fan ``jobs`` out with joblib (``job(payloads)`` each) and hand each job's records to ``sink`` as they
     arrive, in the order they finish.

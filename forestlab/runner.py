@@ -666,18 +666,20 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
             emit(Note(f"{len(groups)} jobs to run: starting {workers} workers, not launcher.n_jobs={n_jobs}"))
         config = joblib_config(backend, workers)
         deaths = worker_death_errors()
-        jobs = [[_worker_payload(s) for s in group] for group in groups]
+        def payloads(group: Sequence[RunSpec]) -> list[dict[str, Any]]:
+            return [_worker_payload(s) for s in group]
+
         try:
             with dask_session(backend, scheduler):
-                try:
-                    run_jobs(jobs, execute_group_packed, config, store_records)
+                try:  # the payloads are made as joblib asks for them
+                    run_jobs((payloads(g) for g in groups), execute_group_packed, config, store_records)
                 except deaths as exc:
                     left = [i for i, g in enumerate(groups) if any(s.key not in stored for s in g)]
                     log.warning("a worker process died (%s); running the %d unfinished jobs one at a time",
                                 death_detail(exc), len(left))
                     for i in left:
                         try:
-                            run_jobs([jobs[i]], execute_group_packed, config, store_records)
+                            run_jobs([payloads(groups[i])], execute_group_packed, config, store_records)
                         except deaths as exc_again:
                             store_records([_died_record(s, exc_again) for s in groups[i] if s.key not in stored])
         except KeyboardInterrupt as exc:
