@@ -28,13 +28,15 @@ import typer
 from typer.core import TyperGroup
 
 from forestlab import __version__
-from forestlab._values import is_int, is_number
-from forestlab.errors import ConfigError, ForestlabError, StoreError, one_line
+from forestlab._values import is_number
+from forestlab.errors import ConfigError, ForestlabError, StoreBusy, StoreError, Terminated, one_line
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from forestlab.experiment import Experiment
     from forestlab.results import ExperimentResults
-    from forestlab.runner import RunSpec, Summary
+    from forestlab.runner import Event, Outcome, RunDone, RunFailed, Summary
     from forestlab.store import Store
 
 # The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
@@ -99,8 +101,12 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM: what `timeout`, cron daemons and cluster schedulers send
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled as Ctrl-C is: the fan-out stops, workers are stopped, finished runs are kept."""
+def _exit_status(outcome: Outcome) -> int:
+    """The exit status of a run that ended with ``outcome``."""
+    from forestlab.runner import Outcome
+
+    return {Outcome.COMPLETE: 0, Outcome.FAILED_RUNS: EXIT_FAILED_RUNS, Outcome.NOT_STARTED: EXIT_USAGE,
+            Outcome.INTERRUPTED: EXIT_INTERRUPTED, Outcome.TERMINATED: EXIT_TERMINATED}[outcome]
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -194,10 +200,9 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except typer.Exit:
             raise
-        except StoreError as exc:
+        except StoreBusy as exc:
             _err(str(exc))
-            code = EXIT_BUSY if "another forestlab run" in str(exc) else EXIT_USAGE
-            raise typer.Exit(code) from None
+            raise typer.Exit(EXIT_BUSY) from None
         except ForestlabError as exc:
             _err(str(exc))
             raise typer.Exit(EXIT_USAGE) from None
@@ -230,7 +235,8 @@ def _experiment(overrides: Sequence[str] | None, experiment: str | None = None):
 
 # ---------------------------------------------------------------------------------------------------------------
 class Progress:
-    """Progress of a run: a bar (done, failed, left, ETA) on a terminal; plain log lines otherwise."""
+    """Renders a run's events (:data:`forestlab.runner.Event`): a bar (done, failed, left, ETA) on a terminal;
+    plain log lines otherwise."""
 
     def __init__(self, *, quiet: bool, terminal: bool) -> None:
         self.quiet = quiet
@@ -241,15 +247,27 @@ class Progress:
         self.done = self.failed = 0
         self.t0 = time.perf_counter()
 
-    def __call__(self, kind: str, value: Any) -> None:
-        getattr(self, f"on_{kind}")(value)
+    def __call__(self, event: Event) -> None:
+        from forestlab import runner as r  # loaded by now: the run imported it
 
-    def on_skip(self, value: tuple[str, str, int]) -> None:
-        dataset, message, n = value
-        _err(f"{message} ({n} runs of '{dataset}' not started)")
+        match event:
+            case r.Note(message):
+                log.info(f"note: {message}")
+            case r.WaitingForStore(holder, results_dir):
+                log.warning(f"another forestlab run{holder} is using {results_dir}; waiting for it to finish")
+            case r.DatasetSkipped(dataset, message, n_runs):
+                _err(f"{message} ({n_runs} runs of '{dataset}' not started)")
+            case r.ExperimentStarted(summary, to_run):
+                self._start(summary, to_run)
+            case r.RunDone():
+                self._done(event)
+            case r.RunFailed():
+                self._failed(event)
+            case r.ExperimentEnded():
+                if self.bar is not None:
+                    self.bar.stop()
 
-    def on_start(self, value: tuple[Summary, int]) -> None:
-        summary, todo = value
+    def _start(self, summary: Summary, todo: int) -> None:
         self.total = todo
         self.t0 = time.perf_counter()
         msg = (f"{summary.planned} runs planned, {summary.already_done} already done, {todo} to run")
@@ -273,43 +291,39 @@ class Progress:
             self.bar.start()
             self.task = self.bar.add_task("runs", total=todo, failed=0)
 
-    def _line(self, spec: RunSpec, rec: dict[str, Any]) -> str:
+    def _line(self, event: RunDone | RunFailed, status: str) -> str:
+        spec = event.spec
         fold = f" fold {spec.fold}" if spec.fold is not None else ""
         left = self.total - self.done - self.failed
         elapsed = time.perf_counter() - self.t0
         finished = self.done + self.failed
         eta = elapsed / finished * left if finished else 0.0
-        return (f"[{finished}/{self.total}] {rec['status']} {spec.algorithm} on {spec.dataset} "
-                f"rep {spec.repetition}{fold} ({rec['timings'].get('total', 0):.2f}s; {left} left, "
-                f"ETA {eta:.0f}s)")
+        return (f"[{finished}/{self.total}] {status} {spec.algorithm} on {spec.dataset} "
+                f"rep {spec.repetition}{fold} ({event.seconds:.2f}s; {left} left, ETA {eta:.0f}s)")
 
-    def on_done(self, value: tuple[RunSpec, dict[str, Any]]) -> None:
-        spec, rec = value
+    def _done(self, event: RunDone) -> None:
         self.done += 1
+        line = self._line(event, "done")
         if self.bar is not None:
             self.bar.update(self.task, advance=1)
-            file_log.info(self._line(spec, rec))
+            file_log.info(line)
         elif not self.quiet:
-            log.info(self._line(spec, rec))
+            log.info(line)
         else:
-            file_log.info(self._line(spec, rec))
+            file_log.info(line)
 
-    def on_failed(self, value: tuple[RunSpec, dict[str, Any]]) -> None:
-        spec, rec = value
+    def _failed(self, event: RunFailed) -> None:
+        spec = event.spec
         self.failed += 1
         if self.bar is not None:
             self.bar.update(self.task, advance=1, failed=self.failed)
-        last = (rec["error"] or "").strip().splitlines()[-1:] or ["unknown error"]
+        last = event.error.strip().splitlines()[-1:] or ["unknown error"]
         msg = f"run {spec.key[:12]} ({spec.algorithm} on {spec.dataset} rep {spec.repetition}) failed: {last[0]}"
         if self.bar is not None:
             self.bar.console.print(msg, markup=False, highlight=False)
             file_log.error(msg)
         else:
             _err(msg)
-
-    def on_end(self, summary: Summary) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -330,38 +344,19 @@ def run(
     )] = None,
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
-    from forestlab.config import resolve_path
-    from forestlab.runner import execute, is_terminal, plan
-    from forestlab.store import RunLock, Store
+    from forestlab.runner import is_terminal, run_experiment
 
     _setup_logging(quiet)
     exp = _experiment(overrides)
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
         log.info(f"note: {note}")
-    n_jobs, cores = int(exp.launcher["n_jobs"]), os.cpu_count() or 1
-    if exp.launcher.get("backend") != "dask" and n_jobs > cores:
-        log.info(f"note: launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: "
-                 f"they share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once")
     if log_file:
         from forestlab.config import check_paths
 
         check_paths({**exp.paths, "log_file": log_file})  # --log-file is held to paths.log_file's rules
-    if not yes:
-        _check_size(exp)
-    specs = plan(exp)
-    results_dir = resolve_path(exp.paths["results_dir"])
+    progress = Progress(quiet=quiet, terminal=is_terminal())
     if dry_run:
-        with Store(results_dir, readonly=True) as store:
-            statuses = store.statuses(s.key for s in specs)
-        done = sum(1 for s in specs if statuses.get(s.key) == "done")
-        seeds = sum(exp.seeds_of(d) for d in exp.datasets)
-        folds = len(specs) // max(1, seeds * len(exp.algorithms))
-        own = exp.dataset_seeds
-        seeds_text = (f"{exp.seeds} seeds" if not own else
-                      f"{exp.seeds} seeds ({', '.join(f'{k}: {v}' for k, v in own.items())})")
-        typer.echo(f"experiment {exp.name}{' (smoke)' if exp.smoke else ''}: {len(specs)} runs "
-                   f"({len(exp.datasets)} datasets x {len(exp.algorithms)} algorithms x {seeds_text}"
-                   + (f" x {folds} folds" if folds > 1 else "") + f"), {done} done, {len(specs) - done} to run")
+        typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True, on_event=progress)))
         return
     paths = exp.paths
     log_path = _add_log_file(paths.get("log_file") if log_file is None else log_file,
@@ -370,33 +365,22 @@ def run(
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    lock = RunLock(results_dir)
-    lock.acquire(wait=wait, on_wait=lambda holder: log.warning(
-        f"another forestlab run{holder} is using {results_dir}; waiting for it to finish"))
-    try:
-        with Store(results_dir) as store:
-            store.record_plan(exp.plan_id, exp.summary(), (vars_of(s) for s in specs))
-            progress = Progress(quiet=quiet, terminal=is_terminal())
-            summary = execute(specs, store, n_jobs=int(exp.launcher["n_jobs"]), backend=str(exp.launcher["backend"]),
-                              force=force, on_event=progress, scheduler=exp.launcher.get("scheduler"))
-            if exp.name == "single" and not summary.skipped:  # a single run's result is what the user came for
-                for line in _single_run_lines(store, specs):
-                    typer.echo(line, err=quiet)  # --quiet keeps stdout empty (cron)
-    finally:
-        lock.release()
+    single = exp.name == "single"  # a single run's result is what the user came for
+    summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress)
+    store_path = summary.results_dir / "runs.sqlite"
+    if single and not summary.skipped:
+        for line in _single_run_lines(summary.records, summary.keys):
+            typer.echo(line, err=quiet)  # --quiet keeps stdout empty (cron)
     _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
          f"{summary.already_done} already done, {summary.skipped} not started"
          + (f", {summary.backfilled} gained metrics computed from their stored outputs" if summary.backfilled else "")
-         + f" ({summary.elapsed:.1f}s); store: {results_dir / 'runs.sqlite'}"
+         + f" ({summary.elapsed:.1f}s); store: {store_path}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
         how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
         _err(f"{how}: the {summary.done + summary.failed} runs that finished are stored; "
              f"to resume, run the same command again: {shlex.join(['forestlab', 'run', *(overrides or [])])}")
-        raise typer.Exit(EXIT_TERMINATED if summary.terminated else EXIT_INTERRUPTED)
-    if summary.skipped:
-        raise typer.Exit(EXIT_USAGE)
-    if summary.failed:
+    elif summary.failed and not summary.skipped:
         fixed = summary.failed - summary.transient
         advice = ("a rerun retries them" if not fixed else
                   "a rerun will fail the same way until their cause is fixed" if not summary.transient else
@@ -405,23 +389,36 @@ def run(
         status_cmd = shlex.join(["forestlab", "status", exp.name, *(o for o in overrides or []
                                                                      if not o.startswith("experiment=")), "--failed"])
         _err(f"{summary.failed} runs failed; their errors: {status_cmd}; {advice}")
-        raise typer.Exit(EXIT_FAILED_RUNS)
+    code = _exit_status(summary.outcome)
+    if code:
+        raise typer.Exit(code)
+
+
+def _dry_run_line(exp: Experiment, summary: Summary) -> str:
+    """The one line of ``forestlab run --dry-run``: the plan's size, how it is made, what is done."""
+    seeds = sum(exp.seeds_of(d) for d in exp.datasets)
+    folds = summary.planned // max(1, seeds * len(exp.algorithms))
+    own = exp.dataset_seeds
+    seeds_text = (f"{exp.seeds} seeds" if not own else
+                  f"{exp.seeds} seeds ({', '.join(f'{k}: {v}' for k, v in own.items())})")
+    return (f"experiment {exp.name}{' (smoke)' if exp.smoke else ''}: {summary.planned} runs "
+            f"({len(exp.datasets)} datasets x {len(exp.algorithms)} algorithms x {seeds_text}"
+            + (f" x {folds} folds" if folds > 1 else "") + f"), {summary.already_done} done, {summary.to_run} to run")
 
 
 #: How many single runs ``forestlab run dataset=... algorithm=...`` prints one by one (then their mean only).
 _SINGLE_LINES = 12
 
 
-def _single_run_lines(store: Store, specs: Sequence[RunSpec]) -> list[str]:
-    """One line per done single run with its test metrics (its key's first characters to find it in the store),
-    and their mean when there are several."""
+def _single_run_lines(records: pd.DataFrame, keys: Sequence[str]) -> list[str]:
+    """One line per done single run (``records``: the plan's, ``keys`` in plan order) with its test metrics (its
+    key's first characters to find it in the store), and their mean when there are several."""
     import math
 
-    records = store.records([s.key for s in specs])
     records = records[records["status"] == "done"]
     if records.empty:
         return []
-    order = {s.key: i for i, s in enumerate(specs)}
+    order = {k: i for i, k in enumerate(keys)}
     records = records.assign(_order=[order[k] for k in records["key"]]).sort_values("_order")
     rows: list[dict[str, float]] = []
     lines: list[str] = []
@@ -572,41 +569,6 @@ def report(overrides: Overrides = None) -> None:
     typer.echo(str(index))
 
 
-def vars_of(spec: RunSpec) -> dict[str, Any]:
-    """What the store keeps of a planned run."""
-    return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,
-            "fold": spec.fold}
-
-
-def _check_size(exp: Experiment) -> None:
-    """Refuse, without --yes, a plan beyond the configured sanity bounds (a typo like seeds=10000 or
-    n_estimators=100000 would otherwise fill the disk or the memory for hours). The size is computed, not planned,
-    so the refusal comes in milliseconds whatever the size; ``--dry-run`` is held to the same bound."""
-    max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
-    if max_runs is not None and exp.n_runs > int(max_runs):
-        raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
-                          f"pass --yes to plan and run it anyway, or raise the bound with "
-                          f"limits.max_runs={exp.n_runs}")
-    for alg in exp.algorithms:
-        counts = [alg.params.get("n_estimators"), *(alg.grid.get("n_estimators") or [])]
-        trees = max((t for t in counts if is_int(t)), default=None)
-        if max_trees is not None and trees is not None and trees > int(max_trees):
-            raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
-                              f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "
-                              f"limits.max_trees={trees}")
-    max_values = exp.limits.get("max_generated_values")
-    for ds in exp.datasets:
-        source = ds.cfg.get("source") or {}
-        if source.get("kind") != "synthetic" or max_values is None:
-            continue
-        rows, cols = source.get("n_samples"), source.get("n_features")
-        if isinstance(rows, int) and isinstance(cols, int) and rows * cols > int(max_values):
-            raise ConfigError(f"dataset '{ds.name}' would generate {rows} x {cols} = {rows * cols} values "
-                              f"({rows * cols * 8 / 2**30:.1f} GiB), more than limits.max_generated_values="
-                              f"{max_values}: pass --yes to generate it anyway, or raise the bound with "
-                              f"limits.max_generated_values={rows * cols}")
-
-
 def _check_read_size(exp: Experiment) -> None:
     """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
     ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
@@ -619,7 +581,7 @@ def _check_read_size(exp: Experiment) -> None:
     if max_runs is None or exp.n_runs <= int(max_runs):
         return
     with Store(resolve_path(exp.paths["results_dir"]), readonly=True) as store:
-        if exp.plan_id in set(store.plans(exp.name)["plan_id"]):
+        if store.plan_for(exp.name, plan_id=exp.plan_id) is not None:
             return
     raise ConfigError(f"experiment {exp.name} with these overrides plans {exp.n_runs} runs, more than "
                       f"limits.max_runs={max_runs}, and no such plan was ever run: check the overrides (give the "
@@ -708,14 +670,10 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
     """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
     plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
     Stale: stored runs the experiment planned once but neither of these plans holds."""
-    plans = store.plans(name)
-    latest = {bool(smoke): str(grp.iloc[0]["plan_id"]) for smoke, grp in plans.groupby("smoke")}
     current_smoke = bool(exp.smoke) if exp is not None else False
-    chosen = dict(latest)
-    if exp is not None:
-        chosen[current_smoke] = exp.plan_id
-    loaded = {smoke: store.plan(pid) for smoke, pid in chosen.items()}
-    kept = {k for plan in loaded.values() if plan is not None for k in plan["runs"]["key"]}
+    loaded = {smoke: store.plan_for(name, plan_id=exp.plan_id) if exp is not None and smoke == current_smoke
+              else store.plan_for(name, smoke=smoke) for smoke in (False, True)}
+    kept = {k for plan in loaded.values() if plan is not None for k in plan.keys}
     stale = len(store.members(name) - kept)
     rows = []
     for smoke in (False, True):
@@ -725,7 +683,7 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
             if exp is not None and smoke == current_smoke:  # the current configuration has not run yet
                 rows.append((label, str(exp.n_runs), "0", "0", str(exp.n_runs), "-" if smoke else str(stale)))
             continue
-        keys = plan["runs"]["key"].tolist()
+        keys = plan.keys
         statuses = store.statuses(keys)
         n_done = sum(v == "done" for v in statuses.values())
         n_failed = sum(v == "failed" for v in statuses.values())
@@ -734,8 +692,10 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
         if show_failed and n_failed:
             records = store.records([k for k, v in statuses.items() if v == "failed"])
             for _, r in records.iterrows():
+                kind = r["failure"] if isinstance(r["failure"], str) else \
+                    "not recorded (stored before forestlab recorded failure kinds)"
                 typer.echo(f"--- {label}: {r['algorithm']} on {r['dataset']} rep {r['repetition']} "
-                           f"(key {r['key']})\n{r['error']}")
+                           f"(key {r['key']}; failure: {kind})\n{r['error']}")
     return rows
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "roc_curve",
     "roc_envelope",
     "roc_envelope_width",
+    "tpr_at",
     "spearman_distance",
     "truncated_auc",
 ]
@@ -680,7 +681,7 @@ def instability(runs: Sequence[Run]) -> float:
 ROC_GRID = np.linspace(0.0, 1.0, 201)
 
 
-def _tpr_at(fpr: np.ndarray, tpr: np.ndarray, grid: np.ndarray) -> np.ndarray:
+def tpr_at(fpr: np.ndarray, tpr: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """The broken-line ROC curve through (fpr, tpr) evaluated at ``grid`` (depecker2010's Convention 2: points
     joined by segments); on a vertical segment (several points at one FPR) the curve's highest TPR."""
     u, first = np.unique(fpr, return_index=True)
@@ -693,6 +694,9 @@ def _tpr_at(fpr: np.ndarray, tpr: np.ndarray, grid: np.ndarray) -> np.ndarray:
     t = (grid[between] - u[kb]) / (u[kb + 1] - u[kb])
     out[between] = upper[kb] + t * (lower[kb + 1] - upper[kb])
     return out
+
+
+_tpr_at = tpr_at  # the name report/figures.py imports
 
 
 def roc_envelope(runs: Sequence[Run], grid: Any = ROC_GRID) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -731,7 +735,7 @@ def roc_envelope(runs: Sequence[Run], grid: Any = ROC_GRID) -> tuple[np.ndarray,
         if pos.all() or not pos.any():
             raise ValueError(f"roc_envelope: run {i}'s test set has a single class, so it has no ROC curve")
         fpr, tpr = roc_curve(y, s)
-        curves.append(_tpr_at(fpr, tpr, g))
+        curves.append(tpr_at(fpr, tpr, g))
     tprs = np.vstack(curves)
     return g, tprs.min(axis=0), tprs.mean(axis=0), tprs.max(axis=0)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +20,47 @@ import pandas as pd
 from forestlab._values import is_number
 from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
-from forestlab.experiment import AlgorithmSpec, Experiment
+from forestlab.experiment import Experiment
 from forestlab.metrics import direction, get_measure
 from forestlab.spec import CellSpec, ChoiceSpec, Context, FigureSpec, TableSpec, make_cell, make_figure, make_table
-from forestlab.store import Store
+from forestlab.store import RecordedPlan, Store
 
 __all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
 
 ID_COLUMNS = ["key", "dataset", "algorithm", "repetition", "fold"]
 
 
-@dataclass
+@dataclass(frozen=True)
+class RunIndex:
+    """Where things are in a frame of runs, built once with it (claims read it again on every bootstrap
+    resample): row positions by (algorithm, dataset) and by (algorithm, None) for all datasets, by repetition, and
+    each row's key and (repetition, fold) with a missing fold as -1."""
+
+    rows: Mapping[tuple[Any, Any], np.ndarray]
+    by_repetition: Mapping[int, np.ndarray]
+    keys: tuple[str, ...]
+    splits: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def of(cls, runs: pd.DataFrame) -> RunIndex:
+        groups: dict[tuple[Any, Any], list[int]] = {}
+        algorithms = runs["algorithm"].to_numpy(dtype=object)
+        datasets = runs["dataset"].to_numpy(dtype=object)
+        for i, (a, d) in enumerate(zip(algorithms, datasets, strict=True)):
+            groups.setdefault((a, d), []).append(i)
+            groups.setdefault((a, None), []).append(i)
+        by_rep = {int(k): np.asarray(v, dtype=np.intp)
+                  for k, v in runs.groupby("repetition", sort=False).indices.items()} if len(runs) else {}
+        folds = [-1 if f is None or f != f else int(f) for f in runs["fold"]]
+        return cls(rows={k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}, by_repetition=by_rep,
+                   keys=tuple(runs["key"].tolist()),
+                   splits=tuple(zip(runs["repetition"].astype(int).tolist(), folds, strict=True)))
+
+
+@dataclass(frozen=True)
 class ExperimentResults:
-    """The planned runs of one experiment and the values of those that are done.
+    """The planned runs of one experiment and the values of those that are done (immutable: a view, a resample or
+    a choice is a new object).
 
     Attributes
     ----------
@@ -45,9 +72,8 @@ class ExperimentResults:
         One row per planned run: key, dataset, algorithm, repetition, fold (plan order).
     runs : DataFrame
         One row per *done* planned run: the same columns, then one column per stored value (metrics, learner
-        values, chosen hyperparameters), NaN where a run did not measure it. What is derived from it (row
-        positions, numeric columns) is computed once per frame: to change values once they have been read, assign
-        a new frame rather than editing this one in place.
+        values, chosen hyperparameters), NaN where a run did not measure it. Its :class:`RunIndex` (``index``) is
+        built with the object: never edit the frame in place, make a new object (``dataclasses.replace``).
     datasets_info : dict
         Per dataset, what the runs recorded about its data (``n_features``, ``feature_names``, ...).
     smoke : bool
@@ -55,6 +81,14 @@ class ExperimentResults:
     left_out : tuple of str
         In a view for one table or figure (:meth:`restricted_to`), the datasets it names that the experiment lists
         but these runs' plan left out (``limits.max_datasets``, which ``debug=smoke`` sets): shown as a note.
+    datasets, algorithms : list of str
+        The planned datasets and algorithms, in plan order (from ``planned`` unless given: a view of some datasets
+        keeps the experiment's algorithms).
+    chosen : dict
+        For each choice made after the fact (:meth:`with_choices`), the candidate chosen on each dataset.
+    repetitions : tuple of int or None
+        In a bootstrap resample (:meth:`resample_repetitions`), the repetition each new repetition is drawn from;
+        other experiments read through :meth:`sibling` are resampled the same way.
     """
 
     name: str
@@ -69,9 +103,26 @@ class ExperimentResults:
     seeds: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # done / failed / pending among the planned runs
     left_out: tuple[str, ...] = ()
+    datasets: list[str] = None  # type: ignore[assignment] # from planned when not given (__post_init__)
+    algorithms: list[str] = None  # type: ignore[assignment]
+    chosen: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    repetitions: tuple[int, ...] | None = None
     arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
+    #: Arrays read by run key, shared by every view of these results (a run's key decides its arrays).
     _arrays: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    index: RunIndex = field(init=False, repr=False, compare=False)
+    #: Numeric columns of ``runs`` read so far, and other experiments read so far (this object's own).
+    _numeric: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _siblings: dict[str, ExperimentResults | None] = field(default_factory=dict, init=False, repr=False,
+                                                           compare=False)
+
+    def __post_init__(self) -> None:
+        if self.datasets is None:
+            object.__setattr__(self, "datasets", list(dict.fromkeys(self.planned["dataset"])))
+        if self.algorithms is None:
+            object.__setattr__(self, "algorithms", list(dict.fromkeys(self.planned["algorithm"])))
+        object.__setattr__(self, "index", RunIndex.of(self.runs))
 
     # -- construction ----------------------------------------------------------------------------------------
     @classmethod
@@ -95,14 +146,6 @@ class ExperimentResults:
                    arrays_loader=lambda key: stored.get(key, {}), sibling_loader=sibs.get, **kwargs)
 
     # -- what was planned --------------------------------------------------------------------------------------
-    @cached_property
-    def datasets(self) -> list[str]:
-        return list(dict.fromkeys(self.planned["dataset"]))
-
-    @cached_property
-    def algorithms(self) -> list[str]:
-        return list(dict.fromkeys(self.planned["algorithm"]))
-
     def tables(self) -> tuple[TableSpec, ...]:
         """The experiment's tables (built and checked with the experiment; a hand-built spec's, checked here)."""
         ctx = self._spec_context()
@@ -135,59 +178,33 @@ class ExperimentResults:
         rows = self._row_positions(algorithm, dataset)
         df = self.runs.take(rows)
         return pd.DataFrame({"dataset": df["dataset"], "repetition": df["repetition"], "fold": df["fold"],
-                             "key": df["key"], "value": self._numeric(metric)[rows]}, index=df.index)
+                             "key": df["key"], "value": self._numeric_column(metric)[rows]}, index=df.index)
 
     def value_array(self, algorithm: str, metric: str, dataset: str | None = None) -> np.ndarray:
         """The ``value`` column of :meth:`values` as a float array (run order), without building a frame."""
-        return self._numeric(metric)[self._row_positions(algorithm, dataset)]
+        return self._numeric_column(metric)[self._row_positions(algorithm, dataset)]
 
     def split_values(self, algorithm: str, metric: str, dataset: str) -> tuple[list[tuple[int, int]], np.ndarray]:
         """The (repetition, fold) of each run of one algorithm on one dataset (a missing fold as -1) and its value
         of ``metric`` (NaN where not measured), in run order: :meth:`values` as plain arrays, for the paired tests
         that claims repeat on hundreds of resamples."""
         rows = self._row_positions(algorithm, dataset)
-        cache = self._frame_cache()
-        if "splits" not in cache:
-            folds = [-1 if f is None or f != f else int(f) for f in self.runs["fold"]]
-            cache["splits"] = list(zip(self.runs["repetition"].astype(int).tolist(), folds, strict=True))
-        return [cache["splits"][i] for i in rows], self._numeric(metric)[rows]
-
-    def _frame_cache(self) -> dict[Any, Any]:
-        """What is derived from this frame of ``runs`` (row positions by algorithm and dataset, numeric columns,
-        keys), computed once per frame: claims ask for it again on every bootstrap resample."""
-        cached = self.__dict__.get("_frame_cache_")
-        if cached is None or cached[0] is not self.runs:
-            cached = (self.runs, {})
-            self.__dict__["_frame_cache_"] = cached
-        return cached[1]
+        return [self.index.splits[i] for i in rows], self._numeric_column(metric)[rows]
 
     def _row_positions(self, algorithm: str, dataset: str | None) -> np.ndarray:
         """Positions in ``runs`` of one algorithm's runs (on one dataset, or all), in run order."""
-        cache = self._frame_cache()
-        if "rows" not in cache:
-            groups: dict[tuple[Any, Any], list[int]] = {}
-            algorithms = self.runs["algorithm"].to_numpy(dtype=object)
-            datasets = self.runs["dataset"].to_numpy(dtype=object)
-            for i, (a, d) in enumerate(zip(algorithms, datasets, strict=True)):
-                groups.setdefault((a, d), []).append(i)
-                groups.setdefault((a, None), []).append(i)
-            cache["rows"] = {k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}
-        return cache["rows"].get((algorithm, dataset), np.empty(0, dtype=np.intp))
+        return self.index.rows.get((algorithm, dataset), np.empty(0, dtype=np.intp))
 
-    def _numeric(self, metric: str) -> np.ndarray:
-        """The column ``metric`` of ``runs`` as floats (NaN where not measured or not a number)."""
-        columns = self._frame_cache().setdefault("numeric", {})
-        if metric not in columns:
+    def _numeric_column(self, metric: str) -> np.ndarray:
+        """The column ``metric`` of ``runs`` as floats (NaN where not measured or not a number), read once."""
+        if metric not in self._numeric:
             col = self.runs[metric] if metric in self.runs.columns else pd.Series(np.nan, index=self.runs.index)
-            columns[metric] = pd.to_numeric(col, errors="coerce").astype(float).to_numpy()
-        return columns[metric]
+            self._numeric[metric] = pd.to_numeric(col, errors="coerce").astype(float).to_numpy()
+        return self._numeric[metric]
 
     def run_keys(self, algorithm: str, dataset: str) -> list[str]:
         """Keys of the done runs of one algorithm on one dataset, in plan order."""
-        cache = self._frame_cache()
-        if "keys" not in cache:
-            cache["keys"] = self.runs["key"].tolist()
-        return [cache["keys"][i] for i in self._row_positions(algorithm, dataset)]
+        return [self.index.keys[i] for i in self._row_positions(algorithm, dataset)]
 
     def run_arrays(self, algorithm: str, dataset: str) -> list[dict[str, np.ndarray]]:
         """The stored arrays of every done run of one algorithm on one dataset (for measures across runs)."""
@@ -242,26 +259,19 @@ class ExperimentResults:
         return None if value is None else int(value)
 
     # -- other experiments, resampling -------------------------------------------------------------------------
-    def _rows_by_repetition(self) -> dict[int, np.ndarray]:
-        cached = self.__dict__.get("_rows_cache")
-        if cached is None:
-            cached = {int(k): np.asarray(v, dtype=np.intp)
-                      for k, v in self.runs.groupby("repetition", sort=False).indices.items()}
-            self.__dict__["_rows_cache"] = cached
-        return cached
-
     def sibling(self, experiment: str) -> ExperimentResults | None:
         """Another experiment's results from the same store, with the same seeds and smoke flag (None when it
-        has no done run); resampled like this one when this one is a resample."""
+        has no done run); resampled like this one when this one is a resample. Read once per object."""
         if experiment == self.name:
             return self
         if self.sibling_loader is None:
             return None
-        other = self.sibling_loader(experiment)
-        if other is None or other.runs.empty:
-            return None
-        rep_map = getattr(self, "_rep_map", None)
-        return other._with_repetitions(rep_map) if rep_map is not None else other
+        if experiment not in self._siblings:
+            other = self.sibling_loader(experiment)
+            if other is not None and not other.runs.empty and self.repetitions is not None:
+                other = other._with_repetitions(self.repetitions)
+            self._siblings[experiment] = None if other is None or other.runs.empty else other
+        return self._siblings[experiment]
 
     def resample_repetitions(self, rng: np.random.Generator) -> ExperimentResults:
         """A bootstrap resample of the repetitions (seeds), the same draw for every dataset and algorithm (runs stay
@@ -273,16 +283,12 @@ class ExperimentResults:
         return self._with_repetitions(draw)
 
     def _with_repetitions(self, draw: Sequence[int]) -> ExperimentResults:
-        rows = self._rows_by_repetition()
+        rows = self.index.by_repetition
         taken = [rows.get(rep, np.empty(0, dtype=np.intp)) for rep in draw]
         runs = self.runs.take(np.concatenate(taken)) if taken else self.runs.iloc[0:0]
         runs = runs.reset_index(drop=True)
         runs["repetition"] = np.repeat(np.arange(len(taken)), [len(t) for t in taken])
-        out = replace(self, runs=runs, _arrays=self._arrays)
-        for cached in ("datasets", "algorithms", "_rows_cache"):
-            out.__dict__.pop(cached, None)
-        out._rep_map = list(draw)  # type: ignore[attr-defined]
-        return out
+        return replace(self, runs=runs, repetitions=tuple(int(r) for r in draw))
 
     def with_choices(self, choices: Sequence[ChoiceSpec | Mapping[str, Any]]) -> ExperimentResults:
         """These results with one more algorithm per choice: on each dataset, the runs of the candidate whose guide
@@ -295,7 +301,7 @@ class ExperimentResults:
         """
         if not choices:
             return self
-        runs, planned, chosen = [self.runs], [self.planned], dict(getattr(self, "chosen", {}))
+        runs, planned, chosen = [self.runs], [self.planned], dict(self.chosen)
         for choice in choices:
             if not isinstance(choice, ChoiceSpec):  # a hand-built one (tests, notebooks)
                 choice = ChoiceSpec(name=str(choice["name"]), among=tuple(map(str, choice["among"])),
@@ -321,12 +327,8 @@ class ExperimentResults:
                 rows = [r.assign(algorithm=name) for r in rows if len(r)]
                 if rows:
                     (runs if source == "runs" else planned).append(pd.concat(rows))
-        out = replace(self, runs=pd.concat(runs, ignore_index=True), planned=pd.concat(planned, ignore_index=True),
-                      _arrays=self._arrays)
-        for cached in ("datasets", "algorithms", "_rows_cache"):
-            out.__dict__.pop(cached, None)
-        out.__dict__["chosen"] = chosen
-        return out
+        return replace(self, runs=pd.concat(runs, ignore_index=True), planned=pd.concat(planned, ignore_index=True),
+                       datasets=None, algorithms=None, chosen=chosen)
 
     def restricted_to(self, spec: TableSpec | FigureSpec | Mapping[str, Any]) -> ExperimentResults:
         """The results a table or figure spec draws on: restricted to its ``datasets`` when it names some (a table
@@ -344,9 +346,7 @@ class ExperimentResults:
         listed = self.spec.get("datasets") or ()
         listed = {str(d) for d in ([listed] if isinstance(listed, str) else listed)}
         left_out = tuple(d for d in names if d not in self.datasets and d in listed)
-        view = self.only_datasets([d for d in names if d not in left_out])
-        view.left_out = left_out
-        return view
+        return replace(self.only_datasets([d for d in names if d not in left_out]), left_out=left_out)
 
     def left_out_note(self) -> str:
         """One sentence naming the datasets of :attr:`left_out` ('' when none)."""
@@ -368,13 +368,10 @@ class ExperimentResults:
             raise ConfigError(f"dataset(s) {', '.join(map(str, unknown))} not in experiment {self.name} "
                               f"({', '.join(self.datasets)})")
         keep = set(datasets)
-        out = replace(self, planned=self.planned[self.planned["dataset"].isin(keep)],
-                      runs=self.runs[self.runs["dataset"].isin(keep)].reset_index(drop=True), _arrays=self._arrays)
-        for cached in ("datasets", "_rows_cache"):
-            out.__dict__.pop(cached, None)
         # the experiment's algorithms all the same (a view of no dataset still checks its cells against them)
-        out.__dict__["algorithms"] = list(self.algorithms)
-        return out
+        return replace(self, planned=self.planned[self.planned["dataset"].isin(keep)],
+                       runs=self.runs[self.runs["dataset"].isin(keep)].reset_index(drop=True), datasets=None,
+                       algorithms=list(self.algorithms))
 
 
 def as_cell(cell: CellSpec | Mapping[str, Any]) -> CellSpec:
@@ -399,22 +396,6 @@ def summarise(values: np.ndarray) -> tuple[float, float, int]:
     return float(v.mean()), std, int(v.size)
 
 
-@dataclass(frozen=True)
-class StoredPlan:
-    """Another experiment's plan as the store recorded it (its id, and the settings it was found by), read as a
-    sibling of the experiment a claim judges: no config is composed for it, so it has no spec or algorithms."""
-
-    plan_id: str
-    name: str
-    study: str | None
-    smoke: bool
-    seed: int
-    seeds: int
-    limits: Mapping[str, Any]
-    spec: Mapping[str, Any] = field(default_factory=dict)
-    algorithms: tuple[AlgorithmSpec, ...] = ()
-
-
 def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     """One column per stored value: the chosen hyperparameters (numbers only), then the metrics (which win a
     name clash)."""
@@ -426,41 +407,61 @@ def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, index=records.index)
 
 
-def _report_spec(experiment: Experiment | StoredPlan) -> dict[str, Any]:
+def _report_spec(experiment: Experiment) -> dict[str, Any]:
     """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
     them optimistic)."""
     spec = dict(experiment.spec)
-    choices = experiment.choices if isinstance(experiment, Experiment) else ()
-    if isinstance(experiment, Experiment):  # the checked specs, built once with the experiment
-        spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
+    choices = experiment.choices
+    # the checked specs, built once with the experiment
+    spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
     spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
                                      if a.selection.get("kind") == "test"] + \
         [c.name for c in choices]  # chosen after the fact on the test folds
     return spec
 
 
-def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *,
+def load_results(experiment: Experiment, results_dir: str | Path, *,
                  metrics: Sequence[str] = ()) -> ExperimentResults:
     """The results of ``experiment`` from the store in ``results_dir``, read only.
 
-    The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment (its plan
-    id); metrics named in ``metrics`` that a done run has not stored yet are computed from its stored outputs, in
-    memory (``forestlab run`` stores them).
+    The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment
+    (:meth:`forestlab.store.Store.plan_for` with its plan id); metrics named in ``metrics`` that a done run has
+    not stored yet are computed from its stored outputs, in memory (``forestlab run`` stores them). Another
+    experiment a claim reads (:meth:`ExperimentResults.sibling`) is its newest plan recorded with the same seeds,
+    smoke flag and limits.
     """
     results_dir = Path(results_dir)
+    seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits
+
+    def sibling(name: str) -> ExperimentResults | None:
+        with Store(results_dir, readonly=True) as store:
+            plan = store.plan_for(name, seed=seed, seeds=seeds, smoke=smoke, limits=limits)
+            if plan is None:
+                return None
+            # no config is composed for it: it has no spec (nor tables, figures, choices) of its own
+            return _read(store, plan, name=name, study=experiment.study, spec={"optimistic_algorithms": []},
+                         smoke=smoke, seed=seed, seeds=seeds, metrics=metrics, sibling_loader=sibling)
+
     with Store(results_dir, readonly=True) as store:
-        plan = store.plan(experiment.plan_id)
-        planned = plan["runs"] if plan else pd.DataFrame(columns=ID_COLUMNS)
-        records = store.records(planned["key"].tolist())
-        info = store.datasets_info(planned["dataset"].unique().tolist())
+        plan = store.plan_for(experiment.name, plan_id=experiment.plan_id)
+        res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment),
+                    smoke=smoke, seed=seed, seeds=seeds, metrics=metrics, sibling_loader=sibling)
+    return res.with_choices(experiment.choices)
+
+
+def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | None, spec: dict[str, Any],
+          smoke: bool, seed: int, seeds: int, metrics: Sequence[str],
+          sibling_loader: Callable[[str], ExperimentResults | None]) -> ExperimentResults:
+    """The results of one recorded plan (None: nothing recorded, an empty plan) from an open store."""
+    planned = plan.runs if plan is not None else pd.DataFrame(columns=ID_COLUMNS)
+    records = store.records(planned["key"].tolist())
+    info = store.datasets_info(planned["dataset"].unique().tolist())
     statuses = dict(zip(records["key"], records["status"], strict=True))
     counts = {"planned": len(planned), "done": sum(v == "done" for v in statuses.values()),
               "failed": sum(v == "failed" for v in statuses.values())}
     counts["pending"] = counts["planned"] - counts["done"] - counts["failed"]
-    done = records[records["status"] == "done"].set_index("key")
-    # plan order, done runs only
-    done = done.reset_index()
-    arrays_dir = results_dir / "arrays"
+    done = records[records["status"] == "done"].reset_index(drop=True)
+    arrays_dir = store.arrays_dir
 
     def load(key: str) -> dict[str, np.ndarray]:
         return Store.read_arrays(arrays_dir, key)
@@ -474,24 +475,10 @@ def load_results(experiment: Experiment | StoredPlan, results_dir: str | Path, *
     values = _value_frame(done).set_index(done["key"]) if len(done) else pd.DataFrame()
     labelled = planned[planned["key"].isin(set(done["key"]))][ID_COLUMNS]
     runs = labelled.join(values, on="key") if len(done) else pd.DataFrame(columns=ID_COLUMNS)
-    res = ExperimentResults(
-        name=experiment.name, study=experiment.study, spec=_report_spec(experiment), planned=planned[ID_COLUMNS],
-        runs=runs.reset_index(drop=True), results_dir=results_dir, datasets_info=info, smoke=experiment.smoke,
-        seed=experiment.seed, seeds=experiment.seeds, counts=counts,
-        arrays_loader=load).with_choices(experiment.choices if isinstance(experiment, Experiment) else ())
-
-    def sibling(name: str) -> ExperimentResults | None:
-        with Store(results_dir, readonly=True) as store:
-            plan_id = store.latest_plan(name, seed=experiment.seed, seeds=experiment.seeds, smoke=experiment.smoke,
-                                        limits=experiment.limits)
-        if plan_id is None:
-            return None
-        stored = StoredPlan(plan_id=plan_id, name=name, study=experiment.study, smoke=experiment.smoke,
-                            seed=experiment.seed, seeds=experiment.seeds, limits=experiment.limits)
-        return load_results(stored, results_dir, metrics=metrics)
-
-    res.sibling_loader = sibling
-    return res
+    return ExperimentResults(
+        name=name, study=study, spec=spec, planned=planned[ID_COLUMNS], runs=runs.reset_index(drop=True),
+        results_dir=store.results_dir, datasets_info=info, smoke=smoke, seed=seed, seeds=seeds, counts=counts,
+        arrays_loader=load, sibling_loader=sibling_loader)
 
 
 def measure_value(res: ExperimentResults, cell: CellSpec | Mapping[str, Any], dataset: str) -> float:

@@ -6,8 +6,16 @@ that decides its fit (the dataset's parsing and preprocessing, the learner's cla
 selection, the resolved protocol, the seeds). Keys do not depend on the experiment's name nor on its metrics, so
 experiments that share runs share their results, and a metric added later is computed from the stored outputs.
 
-``execute(specs, store, ...)`` skips what the store already holds, fans the rest out with joblib and writes each
-record as it arrives. A failing run is stored with its traceback and the others go on.
+``run_experiment(experiment, ...)`` is the whole run, and the only one: it checks the limits, plans, takes the
+store's run lock, records the plan (the one answer to "which runs belong to this experiment":
+:meth:`forestlab.store.Store.plan_for`), runs it and returns a :class:`Summary` whose :attr:`Summary.outcome` says
+how it ended; it reports progress as typed events (:data:`Event`). Its fan-out, ``execute(specs, store, ...)``,
+skips what the store already holds, fans the rest out (:mod:`forestlab.launchers`) and writes each record as it
+arrives. A failing run is stored with its error and the kind of its failure (:class:`forestlab.errors.FailureKind`,
+decided by the exception's type where it is caught), and the others go on.
+
+A generated dataset's known quantities (depecker2010's AUC*, ROC*, level sets) are asked of the dataset layer
+(:func:`forestlab.datasets.generated_info`), which its generators registered them with.
 
 Each run is evaluated according to its learner's task (:data:`forestlab.learners.TASKS`):
 
@@ -23,7 +31,7 @@ channel :func:`forestlab.learners.run_report`.
 
 from __future__ import annotations
 
-import contextlib
+import enum
 import hashlib
 import json
 import logging
@@ -33,28 +41,37 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from omegaconf import DictConfig
 
 from forestlab import __version__
-from forestlab.config import validate
-from forestlab.datasets import load_dataset
+from forestlab._values import is_int
+from forestlab.config import resolve_path, validate
+from forestlab.datasets import generated_info, load_dataset
 from forestlab.datasets._fetch import configured_mirror
-from forestlab.datasets._generators import _RESERVED
 from forestlab.datasets._load import processed_ready
-from forestlab.datasets._ranking_toys import OPTIMAL, level_sets, optimal_roc_for
-from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
+from forestlab.errors import ConfigError, DatasetError, FailureKind, ForestlabError, Terminated, one_line
 from forestlab.evaluation import backfill, outputs_metrics
 from forestlab.experiment import Experiment, content_hash, protocol_for
+from forestlab.launchers import (
+    BackendError,
+    dask_session,
+    death_detail,
+    joblib_config,
+    run_jobs,
+    worker_count,
+    worker_death_errors,
+)
 from forestlab.learners import check_params_for_data, get_entry, run_report, shared_tree_predictions
 from forestlab.learners._cache import FitCache
-from forestlab.metrics import ROC_GRID, _tpr_at
 from forestlab.protocols import check_sizes, draw_resample, make_split, training_size
 from forestlab.seeds import derive_seed
 from forestlab.selection import select_and_fit
-from forestlab.store import PackedArrays, Store, pack_arrays
+from forestlab.store import PackedArrays, RunLock, Store, pack_arrays
 
 log = logging.getLogger("forestlab")
 
@@ -161,54 +178,14 @@ def _run_data(payload: Mapping[str, Any]) -> RunData:
                               repetition=payload["repetition"])
         d = drawn.X_train.shape[1]
         info = {"n_features": d, "feature_names": [f"x{i + 1}" for i in range(d)],
-                **_optimal_info(payload["dataset_cfg"])}
+                **generated_info(payload["dataset_cfg"])}
         return RunData(drawn.X_train, drawn.y_train, drawn.X_test, drawn.y_test, "binary", info)
     ds = _load(payload)
     split = make_split(proto, ds.y, base_seed=payload["seed"], dataset=payload["dataset"],
                        repetition=payload["repetition"], fold=payload["fold"])
     info = {"n_samples": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
-            "feature_names": [str(n) for n in ds.feature_names], **_optimal_info(payload["dataset_cfg"])}
+            "feature_names": [str(n) for n in ds.feature_names], **generated_info(payload["dataset_cfg"])}
     return RunData(ds.X[split.train], ds.y[split.train], ds.X[split.test], ds.y[split.test], ds.task, info)
-
-
-def _optimal_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """For a generated dataset whose optimal ranking is known (depecker2010's problems): its AUC* (and the standard
-    error of that value) and its ROC* as true positive rates on :data:`forestlab.metrics.ROC_GRID`, stored with the
-    dataset's info so that tables and figures set results beside the optimum without recomputing it. Empty for any
-    other dataset."""
-    source = ds_cfg.get("source") or {}
-    if not isinstance(source, Mapping) or source.get("kind") != "synthetic":
-        return {}
-    if source.get("generator") not in OPTIMAL:
-        return {}
-    fpr, tpr, auc_star, stderr = optimal_roc_for(ds_cfg)
-    roc = _tpr_at(np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float), ROC_GRID)
-    info: dict[str, Any] = {"auc_star": float(auc_star), "auc_star_stderr": float(stderr),
-                            "roc_star_tpr": [round(float(v), 6) for v in roc]}
-    info.update(_level_sets_info(ds_cfg))
-    return info
-
-
-def _level_sets_info(ds_cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """For a 2-d generated problem: its 8 equal-mass level sets of eta (0 = top) on a 64 x 64 grid over its support
-    (depecker2010 Figs 1.14a, 1.15a, 2.9a-2.11a), as lists for the dataset's stored info."""
-    source = ds_cfg["source"]
-    toy = OPTIMAL[source["generator"]]
-    if toy.dimension != 2:
-        return {}
-    params = {k: v for k, v in source.items() if k not in _RESERVED}
-    try:
-        box = toy.bounds(**params)
-    except TypeError:  # a problem whose support does not depend on its parameters
-        box = toy.bounds()
-    if box is None:
-        return {}
-    (x0, x1), (y0, y1) = box
-    gx, gy = np.linspace(x0, x1, 64), np.linspace(y0, y1, 64)
-    grid = np.column_stack([np.tile(gx, len(gy)), np.repeat(gy, len(gx))])
-    levels = level_sets(source["generator"], grid, 8, **params)
-    return {"eta_grid_x": [float(v) for v in gx], "eta_grid_y": [float(v) for v in gy],
-            "eta_level_sets": [int(v) for v in levels]}
 
 
 def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_state: int,
@@ -264,17 +241,18 @@ def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str
         try:
             return {**rec, "arrays": pack_arrays(rec["arrays"])}
         except ValueError as exc:  # an object array: it could only be stored pickled
-            return {**rec, "status": "failed", "arrays": PackedArrays((), b""),
+            return {**rec, "status": "failed", "arrays": PackedArrays((), b""), "failure": FailureKind.ERROR.value,
                     "error": f"ValueError: the run's arrays cannot be stored without pickling ({exc})"}
 
     return [packed(rec) for rec in execute_group(payloads)]
 
 
 def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
-    """Run one spec and return its record (``status`` done or failed); never raises."""
+    """Run one spec and return its record (``status`` done or failed); never raises. A failed run's record holds
+    its error and its ``failure`` kind (:class:`~forestlab.errors.FailureKind`, decided by the exception's type)."""
     t_start = time.perf_counter()
     record: dict[str, Any] = {"key": payload["key"], "status": "failed", "metrics": {}, "selected": {},
-                              "timings": {}, "arrays": {}, "error": None, "dataset_info": None}
+                              "timings": {}, "arrays": {}, "error": None, "failure": None, "dataset_info": None}
     timings = record["timings"]
     try:
         entry = get_entry(payload["learner"]["estimator"])
@@ -292,8 +270,10 @@ def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> d
         record.update(status="done", metrics=metrics, selected=selected, arrays=arrays, dataset_info=data.info)
     except ForestlabError as exc:
         record["error"] = f"{type(exc).__name__}: {exc}"
-    except Exception:  # noqa: BLE001 - stored with its traceback, the other runs go on
+        record["failure"] = FailureKind.of(exc).value
+    except Exception as exc:  # noqa: BLE001 - stored with its traceback, the other runs go on
         record["error"] = traceback.format_exc(limit=20)
+        record["failure"] = FailureKind.of(exc).value
     timings["total"] = time.perf_counter() - t_start
     return record
 
@@ -301,8 +281,20 @@ def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> d
 # ---------------------------------------------------------------------------------------------------------------
 # The parent side.
 # ---------------------------------------------------------------------------------------------------------------
+class Outcome(enum.Enum):
+    """How a run of an experiment ended: the command line maps each to its exit status."""
+
+    COMPLETE = "complete"  # every run asked for is done (or, for a dry run, was counted)
+    FAILED_RUNS = "failed_runs"  # some runs failed; every other run is stored
+    NOT_STARTED = "not_started"  # some datasets were refused before their runs started (preflight)
+    INTERRUPTED = "interrupted"  # Ctrl-C: what finished is stored
+    TERMINATED = "terminated"  # SIGTERM: what finished is stored
+
+
 @dataclass
 class Summary:
+    """What a run of an experiment did (filled in as it goes; complete when :func:`execute` returns)."""
+
     planned: int = 0
     already_done: int = 0
     done: int = 0
@@ -314,10 +306,199 @@ class Summary:
     terminated: bool = False  # the interrupt was SIGTERM
     elapsed: float = 0.0
     errors: list[str] = field(default_factory=list)
+    dry_run: bool = False  # counted only: nothing ran, nothing was written
+    results_dir: Path | None = None  # the store's folder (set by run_experiment)
+    keys: tuple[str, ...] = ()  # the plan's run keys, in plan order (set by run_experiment)
+    records: pd.DataFrame | None = None  # with run_experiment(keep_records=True): the plan's stored records
 
     @property
     def ok(self) -> bool:
         return self.failed == 0 and self.skipped == 0 and not self.interrupted
+
+    @property
+    def to_run(self) -> int:
+        """The planned runs not done yet (a dry run's count)."""
+        return self.planned - self.already_done
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.interrupted:
+            return Outcome.TERMINATED if self.terminated else Outcome.INTERRUPTED
+        if self.skipped:
+            return Outcome.NOT_STARTED
+        if self.failed:
+            return Outcome.FAILED_RUNS
+        return Outcome.COMPLETE
+
+
+# -- events: what a run reports as it goes (the command line renders them) -------------------------------------
+@dataclass(frozen=True)
+class Note:
+    """Something the run chose that the user should know (fewer workers than asked, ...)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class WaitingForStore:
+    """Another ``forestlab run`` holds the store's run lock: this one waits for it (``wait=True``)."""
+
+    holder: str  # " (pid N on HOST)", or "" when unknown
+    results_dir: Path
+
+
+@dataclass(frozen=True)
+class DatasetSkipped:
+    """A dataset refused before its runs started (it cannot be had, or cannot take what the plan asks of it)."""
+
+    dataset: str
+    message: str
+    n_runs: int
+
+
+@dataclass(frozen=True)
+class ExperimentStarted:
+    """The fan-out starts: ``summary`` holds the counts so far, ``to_run`` runs will be started."""
+
+    summary: Summary
+    to_run: int
+
+
+@dataclass(frozen=True)
+class RunDone:
+    """A run finished and is stored."""
+
+    spec: RunSpec
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    """A run failed and is stored with its error and the kind of its failure."""
+
+    spec: RunSpec
+    seconds: float
+    kind: FailureKind
+    error: str
+
+
+@dataclass(frozen=True)
+class ExperimentEnded:
+    """Every run that was started has ended (or the run was interrupted)."""
+
+    summary: Summary
+
+
+Event = Note | WaitingForStore | DatasetSkipped | ExperimentStarted | RunDone | RunFailed | ExperimentEnded
+
+
+def check_limits(exp: Experiment) -> None:
+    """Refuse a plan beyond the configured sanity bounds (``limits.max_runs``, ``max_trees``,
+    ``max_generated_values``): a typo like seeds=10000 or n_estimators=100000 would otherwise fill the disk or the
+    memory for hours. The size is computed, not planned, so the refusal comes in milliseconds whatever the size.
+
+    Raises
+    ------
+    ConfigError
+        Naming the bound, the size asked for, and how to pass it anyway.
+    """
+    max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
+    if max_runs is not None and exp.n_runs > int(max_runs):
+        raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
+                          f"pass --yes to plan and run it anyway, or raise the bound with "
+                          f"limits.max_runs={exp.n_runs}")
+    for alg in exp.algorithms:
+        counts = [alg.params.get("n_estimators"), *(alg.grid.get("n_estimators") or [])]
+        trees = max((t for t in counts if is_int(t)), default=None)
+        if max_trees is not None and trees is not None and trees > int(max_trees):
+            raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
+                              f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "
+                              f"limits.max_trees={trees}")
+    max_values = exp.limits.get("max_generated_values")
+    for ds in exp.datasets:
+        source = ds.cfg.get("source") or {}
+        if source.get("kind") != "synthetic" or max_values is None:
+            continue
+        rows, cols = source.get("n_samples"), source.get("n_features")
+        if isinstance(rows, int) and isinstance(cols, int) and rows * cols > int(max_values):
+            raise ConfigError(f"dataset '{ds.name}' would generate {rows} x {cols} = {rows * cols} values "
+                              f"({rows * cols * 8 / 2**30:.1f} GiB), more than limits.max_generated_values="
+                              f"{max_values}: pass --yes to generate it anyway, or raise the bound with "
+                              f"limits.max_generated_values={rows * cols}")
+
+
+def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, yes: bool = False,
+                   dry_run: bool = False, keep_records: bool = False,
+                   on_event: Callable[[Event], None] | None = None,
+                   n_jobs: int | None = None, backend: str | None = None,
+                   scheduler: str | None = None) -> Summary:
+    """Run an experiment: check its limits, plan it, record the plan, run what the store does not hold yet and
+    store each run as it ends.
+
+    Parameters
+    ----------
+    exp : Experiment
+        The resolved experiment.
+    force : bool
+        Recompute runs that are already done.
+    wait : bool
+        When another ``forestlab run`` holds the store: wait for it (a :class:`WaitingForStore` event says so), or
+        raise :class:`~forestlab.errors.StoreBusy` at once.
+    yes : bool
+        Run a plan beyond the limits (:func:`check_limits`).
+    dry_run : bool
+        Count only: plan, read which runs are done, and return (no lock, nothing written).
+    keep_records : bool
+        Return the plan's stored records in :attr:`Summary.records`, read before the store is closed (a reader
+        opening the store afterwards would leave its write-ahead log beside it).
+    on_event : callable
+        Called with each :data:`Event` as the run goes.
+    n_jobs, backend, scheduler
+        The launcher's settings (default: the experiment's ``launcher``).
+
+    Returns
+    -------
+    Summary
+        The counts, and :attr:`Summary.outcome`, how the run ended.
+    """
+    emit = on_event or (lambda event: None)
+    launcher = exp.launcher
+    n_jobs = int(launcher["n_jobs"]) if n_jobs is None else int(n_jobs)
+    backend = str(launcher["backend"]) if backend is None else backend
+    scheduler = launcher.get("scheduler") if scheduler is None else scheduler
+    cores = os.cpu_count() or 1
+    if backend != "dask" and n_jobs > cores:
+        emit(Note(f"launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: they "
+                  f"share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once"))
+    if not yes:
+        check_limits(exp)
+    specs = plan(exp)
+    results_dir = resolve_path(exp.paths["results_dir"])
+    keys = tuple(s.key for s in specs)
+    if dry_run:
+        with Store(results_dir, readonly=True) as store:
+            statuses = store.statuses(keys)
+        done = sum(1 for k in keys if statuses.get(k) == "done")
+        return Summary(planned=len(specs), already_done=done, dry_run=True, results_dir=results_dir, keys=keys)
+    lock = RunLock(results_dir)
+    lock.acquire(wait=wait, on_wait=lambda holder: emit(WaitingForStore(holder, results_dir)))
+    try:
+        with Store(results_dir) as store:
+            store.record_plan(exp.plan_id, exp.summary(), (_plan_row(s) for s in specs))
+            summary = execute(specs, store, n_jobs=n_jobs, backend=backend, force=force, on_event=emit,
+                              scheduler=scheduler)
+            if keep_records:
+                summary.records = store.records(keys)
+    finally:
+        lock.release()
+    summary.results_dir, summary.keys = results_dir, keys
+    return summary
+
+
+def _plan_row(spec: RunSpec) -> dict[str, Any]:
+    """What the store keeps of a planned run."""
+    return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,
+            "fold": spec.fold}
 
 
 def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[str, str]:
@@ -398,21 +579,23 @@ def _data_problem(dataset: str, ds_cfg: Mapping[str, Any], specs: Sequence[RunSp
                     f"algorithm '{spec.algorithm}': {'; '.join(found)}; change the parameter (nothing is clipped)")
     return None
 
-
 def _record_row(spec: RunSpec, rec: Mapping[str, Any], arrays: list[str]) -> dict[str, Any]:
     return {
         "key": spec.key, "status": rec["status"], "experiment": spec.experiment, "study": spec.study,
         "dataset": spec.dataset, "algorithm": spec.algorithm, "protocol": spec.protocol, "seed": spec.seed,
         "repetition": spec.repetition, "fold": spec.fold, "spec": spec.identity, "selected": rec["selected"],
         "metrics": rec["metrics"], "timings": rec["timings"], "arrays": arrays, "error": rec["error"],
-        "forestlab_version": __version__, "learner_version": spec.identity["learner"]["version"],
+        "failure": rec.get("failure"), "forestlab_version": __version__,
+        "learner_version": spec.identity["learner"]["version"],
     }
 
 
 def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend: str = "loky",
-            force: bool = False, on_event: Callable[[str, Any], None] | None = None,
+            force: bool = False, on_event: Callable[[Event], None] | None = None,
             scheduler: str | None = None) -> Summary:
     """Run what the store does not hold yet and store each record as it arrives.
+
+    :func:`run_experiment` is the whole run (limits, lock, plan record); this is its fan-out, on an open store.
 
     Parameters
     ----------
@@ -424,17 +607,18 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     force : bool
         Recompute runs that are already done.
     on_event : callable
-        ``on_event(kind, value)`` for progress: ("start", Summary), ("done" | "failed", (spec, record)),
-        ("skip", (dataset, message)), ("end", Summary).
+        Called with each :data:`Event`: :class:`DatasetSkipped`, :class:`ExperimentStarted`, then
+        :class:`RunDone` / :class:`RunFailed` per run, :class:`ExperimentEnded`.
 
     Notes
     -----
     A worker process that dies (a crash in native code, ``os._exit``, the out-of-memory killer) breaks the whole
     joblib pool: the jobs that had not returned are then run again one at a time, and a job that kills its worker
-    again is stored as failed (with a message saying so) while the others complete. An interrupt (Ctrl-C) stops
-    the fan-out and returns with ``interrupted`` set; every record received before it is stored.
+    again is stored as failed (kind ``worker_died``) while the others complete. An interrupt (Ctrl-C, or SIGTERM
+    raised as :class:`~forestlab.errors.Terminated`) stops the fan-out and returns with ``interrupted`` set; every
+    record received before it is stored.
     """
-    emit = on_event or (lambda kind, value: None)
+    emit = on_event or (lambda event: None)
     summary = Summary(planned=len(specs))
     t0 = time.perf_counter()
     statuses = store.statuses(s.key for s in specs)
@@ -449,10 +633,10 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
         summary.already_done -= sum(1 for s in specs if s.dataset == dataset and s.key not in by_todo)
         summary.skipped += n
         summary.errors.append(message)
-        emit("skip", (dataset, message, n))
+        emit(DatasetSkipped(dataset, message, n))
     todo = [s for s in todo if s.dataset not in problems]
     by_key = {s.key: s for s in todo}
-    emit("start", (summary, len(todo)))
+    emit(ExperimentStarted(summary, len(todo)))
     stored: set[str] = set()
     described: set[str] = set()
 
@@ -465,61 +649,51 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
                 store.put_dataset_info(spec.dataset, rec["dataset_info"])
                 described.add(spec.dataset)
             stored.add(spec.key)
+            seconds = float(rec["timings"].get("total", 0.0))
             if rec["status"] == "done":
                 summary.done += 1
+                emit(RunDone(spec, seconds))
             else:
+                kind = FailureKind(rec["failure"])
                 summary.failed += 1
-                summary.transient += is_transient(rec.get("error"))
-            emit(rec["status"], (spec, rec))
+                summary.transient += kind.transient
+                emit(RunFailed(spec, seconds, kind, rec["error"] or ""))
 
     if todo:
         groups = group_specs(todo)
         workers = worker_count(n_jobs, len(groups), backend)
         if backend != "dask" and n_jobs != -1 and workers < n_jobs:
-            log.info(f"note: {len(groups)} jobs to run: starting {workers} workers, not launcher.n_jobs={n_jobs}")
-        config = _joblib_config(backend, workers)
-        client = _dask_client(scheduler) if backend == "dask" else None
-        deaths = _worker_death_errors()
+            emit(Note(f"{len(groups)} jobs to run: starting {workers} workers, not launcher.n_jobs={n_jobs}"))
+        config = joblib_config(backend, workers)
+        deaths = worker_death_errors()
+        def payloads(group: Sequence[RunSpec]) -> list[dict[str, Any]]:
+            return [_worker_payload(s) for s in group]
+
         try:
-            try:
-                _run_jobs(groups, config, store_records)
-            except deaths as exc:
-                left = [g for g in groups if any(s.key not in stored for s in g)]
-                log.warning("a worker process died (%s); running the %d unfinished jobs one at a time",
-                            _death_detail(exc), len(left))
-                for group in left:
-                    try:
-                        _run_jobs([group], config, store_records)
-                    except deaths as exc_again:
-                        store_records([_died_record(s, exc_again) for s in group if s.key not in stored])
+            with dask_session(backend, scheduler):
+                try:  # the payloads are made as joblib asks for them
+                    run_jobs((payloads(g) for g in groups), execute_group_packed, config, store_records)
+                except deaths as exc:
+                    left = [i for i, g in enumerate(groups) if any(s.key not in stored for s in g)]
+                    log.warning("a worker process died (%s); running the %d unfinished jobs one at a time",
+                                death_detail(exc), len(left))
+                    for i in left:
+                        try:
+                            run_jobs([payloads(groups[i])], execute_group_packed, config, store_records)
+                        except deaths as exc_again:
+                            store_records([_died_record(s, exc_again) for s in groups[i] if s.key not in stored])
         except KeyboardInterrupt as exc:
             summary.interrupted = True
-            summary.terminated = type(exc).__name__ == "Terminated"  # SIGTERM (forestlab.cli.Terminated)
-        except _BackendError as exc:
+            summary.terminated = isinstance(exc, Terminated)
+        except BackendError as exc:
             where = f" (scheduler {scheduler})" if scheduler else ""
             raise ForestlabError(f"the {backend} backend failed{where}: {one_line(exc.__cause__, with_type=True)}; "
                                  f"the {summary.done + summary.failed} runs that finished are stored: rerun to "
                                  "resume") from None
-        finally:
-            if client is not None:
-                cluster = None if scheduler else getattr(client, "cluster", None)  # a LocalCluster we started
-                client.close()
-                if cluster is not None:
-                    cluster.close()
     summary.backfilled = backfill_metrics(specs, store)
     summary.elapsed = time.perf_counter() - t0
-    emit("end", summary)
+    emit(ExperimentEnded(summary))
     return summary
-
-
-_TRANSIENT = ("WorkerDied", "MemoryError", "TerminatedWorkerError", "BrokenProcessPool", "KilledWorker",
-              "TimeoutError", "ConnectionError")
-
-
-def is_transient(error: str | None) -> bool:
-    """Whether a failed run's error is one a rerun can fix (the worker was killed, memory ran out, the cluster
-    was lost), as opposed to the learner refusing its data or parameters, which fails again the same way."""
-    return bool(error) and any(word in error for word in _TRANSIENT)
 
 
 def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
@@ -538,122 +712,6 @@ def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
     return updated
 
 
-def worker_count(n_jobs: int, n_groups: int, backend: str = "loky") -> int:
-    """How many workers to start for ``n_groups`` jobs: ``n_jobs`` (-1: every core of this machine), never more
-    than there are jobs (a pool of 64 workers for a 2-job plan costs a minute of start-up for nothing). A dask
-    cluster's workers are already running: its ``n_jobs`` is passed through."""
-    if backend == "dask":
-        return n_jobs
-    wanted = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
-    return max(1, min(wanted, n_groups))
-
-
-def _joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
-    """joblib's ``parallel_config`` for a launcher. Loky workers ignore SIGINT: Ctrl-C reaches the whole process
-    group, and only this process should act on it (it stops the fan-out, which terminates the workers); a worker
-    interrupted mid-task would print its own traceback."""
-
-    if backend == "loky" and n_jobs == 1:
-        return {"backend": "sequential", "n_jobs": 1}
-    if backend == "loky":
-        return {"backend": "loky", "n_jobs": n_jobs, "initializer": _init_worker, "initargs": (os.getpid(),)}
-    return {"backend": backend, "n_jobs": n_jobs}
-
-
-def _init_worker(parent_pid: int, interval: float = 1.0) -> None:
-    """A loky worker's start: ignore SIGINT (see :func:`_joblib_config`), and watch the process that started it. A
-    forestlab run killed with no chance to clean up (SIGKILL of that process alone, the out-of-memory killer)
-    cannot stop its workers, which would idle on; each notices within ``interval`` seconds that its parent is
-    gone (it is then adopted by another process) and exits."""
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while True:
-            time.sleep(interval)
-            if os.getppid() != parent_pid:
-                os._exit(3)
-
-    threading.Thread(target=watch, name="forestlab-parent-watch", daemon=True).start()
-
-
-class _BackendError(Exception):
-    """A job could not be run or its result not received for a reason outside the run (a lost dask cluster)."""
-
-
-def _run_jobs(groups: Sequence[Sequence[RunSpec]], config: Mapping[str, Any],
-              sink: Callable[[list[dict[str, Any]]], None]) -> None:
-    """Fan ``groups`` out with joblib and hand each job's records to ``sink`` as they arrive.
-
-    Runs executed in this process get one BLAS/OpenMP thread, as loky gives its workers: the numbers then do not
-    depend on ``n_jobs`` (a thread count can change a floating-point sum's order), and the small matrix products
-    of a run gain nothing from more threads (they spin, measured slower).
-
-    ``config`` comes from :func:`_joblib_config`.
-    """
-    from joblib import Parallel, delayed, parallel_config
-    from threadpoolctl import threadpool_limits
-
-    limits = threadpool_limits(1) if config["backend"] == "sequential" else contextlib.nullcontext()
-    with limits, parallel_config(**config):
-        jobs = iter(Parallel(return_as="generator_unordered")(
-            delayed(execute_group_packed)([_worker_payload(s) for s in group]) for group in groups))
-        while True:
-            try:
-                records = next(jobs)
-            except StopIteration:
-                return
-            except (KeyboardInterrupt, *_worker_death_errors()):
-                raise
-            except Exception as exc:
-                if config["backend"] != "dask":  # execute_group never raises: anything else is a bug, shown whole
-                    raise
-                raise _BackendError() from exc
-            sink(records)
-
-
-def _worker_payload(spec: RunSpec) -> dict[str, Any]:
-    """The spec's payload with absolute data paths, so a worker started in another folder (a cluster node) finds
-    the same files."""
-    paths = dict(spec.payload["paths"])
-    for name in ("root_dir", "data_dir", "results_dir", "mirror"):
-        if isinstance(paths.get(name), str) and paths[name]:
-            paths[name] = os.path.abspath(os.path.expanduser(paths[name]))
-    return {**spec.payload, "paths": paths}
-
-
-def _worker_death_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions by which joblib reports a worker process that died: loky's TerminatedWorkerError (a
-    BrokenExecutor) and dask's KilledWorker."""
-    from concurrent.futures import BrokenExecutor
-
-    types: list[type[BaseException]] = [BrokenExecutor]
-    try:
-        from distributed import KilledWorker
-    except ImportError:  # pragma: no cover - dask is an extra
-        pass
-    else:
-        types.append(KilledWorker)
-    return tuple(types)
-
-
-def _death_detail(exc: BaseException) -> str:
-    import re
-
-    match = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
-    return f"exit code {match.group(1)}" if match else one_line(exc, with_type=True)
-
-
-def _died_record(spec: RunSpec, exc: BaseException) -> dict[str, Any]:
-    """The record of a run whose job killed its worker process even when run alone."""
-    return {"key": spec.key, "status": "failed", "metrics": {}, "selected": {}, "timings": {}, "arrays": {},
-            "error": f"WorkerDied: the worker process running this job died ({_death_detail(exc)}), also when run "
-                     "alone: the learner crashed (a segmentation fault, os._exit, an abort in native code) or the "
-                     "system killed it (often for lack of memory); the other runs went on; rerun to retry"}
-
-
 def group_specs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
     """Jobs: the specs that share a dataset, a split and a ``seed_tag`` run together, so the learners that grow
     the same trees (RF, SORF, MinCq) fit them once. Order follows the plan."""
@@ -666,40 +724,23 @@ def group_specs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
         groups.setdefault(key, []).append(spec)
     return list(groups.values())
 
-
-def _dask_client(scheduler: str | None):
-    """A dask client on the scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or on a new LocalCluster of
-    this machine's cores when None; an unreachable or malformed address is a ConfigError."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ConfigError("launcher=dask needs dask.distributed: pip install 'forestlab[dask]'") from None
-    if scheduler:
-        # Probe the address first: a Client that fails to connect lingers and times out again at exit, noisily.
-        try:
-            _probe_scheduler(str(scheduler))
-            return Client(scheduler)
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            raise ConfigError(f"cannot connect to the dask scheduler at launcher.scheduler={scheduler} "
-                              f"({one_line(exc, with_type=True)}); start it (dask scheduler) or fix the "
-                              "address") from None
-    return Client(LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True))
+def _worker_payload(spec: RunSpec) -> dict[str, Any]:
+    """The spec's payload with absolute data paths, so a worker started in another folder (a cluster node) finds
+    the same files."""
+    paths = dict(spec.payload["paths"])
+    for name in ("root_dir", "data_dir", "results_dir", "mirror"):
+        if isinstance(paths.get(name), str) and paths[name]:
+            paths[name] = os.path.abspath(os.path.expanduser(paths[name]))
+    return {**spec.payload, "paths": paths}
 
 
-def _probe_scheduler(address: str) -> None:
-    """Open and close a TCP connection to a ``tcp://`` or ``tls://`` scheduler address (ValueError if malformed,
-    OSError if nothing listens), within dask's connect timeout."""
-    import socket
-
-    import dask
-    from dask.utils import parse_timedelta
-    from distributed.comm.addressing import parse_address, parse_host_port
-
-    scheme, location = parse_address(address)
-    if scheme in ("tcp", "tls"):
-        host, port = parse_host_port(location)
-        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
-        socket.create_connection((host, port), timeout=timeout).close()
+def _died_record(spec: RunSpec, exc: BaseException) -> dict[str, Any]:
+    """The record of a run whose job killed its worker process even when run alone."""
+    return {"key": spec.key, "status": "failed", "metrics": {}, "selected": {}, "timings": {}, "arrays": {},
+            "failure": FailureKind.WORKER_DIED.value,
+            "error": f"WorkerDied: the worker process running this job died ({death_detail(exc)}), also when run "
+                     "alone: the learner crashed (a segmentation fault, os._exit, an abort in native code) or the "
+                     "system killed it (often for lack of memory); the other runs went on; rerun to retry"}
 
 
 def is_terminal() -> bool:

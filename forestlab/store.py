@@ -26,16 +26,19 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from forestlab.errors import StoreError
+from forestlab.errors import StoreBusy, StoreError
 
-SCHEMA_VERSION = 2  # 2: plans, plan_runs and datasets tables (created in a version-1 store on open)
+# 2: plans, plan_runs and datasets tables; 3: runs.failure, the kind of a failed run's failure. An older store
+# opened for writing is migrated in place (what it lacks is added; nothing it holds changes); opened read only, it
+# is read as it is (a version-1 store has no recorded plans, a version-2 store no failure kinds).
+SCHEMA_VERSION = 3
 DB_NAME = "runs.sqlite"
 
 _SCHEMA = """
@@ -57,6 +60,7 @@ CREATE TABLE IF NOT EXISTS runs (
     timings TEXT,
     arrays TEXT,
     error TEXT,
+    failure TEXT,
     forestlab_version TEXT,
     learner_version INTEGER,
     host TEXT,
@@ -64,11 +68,6 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (dataset, algorithm, status);
-CREATE TABLE IF NOT EXISTS membership (
-    experiment TEXT NOT NULL,
-    key TEXT NOT NULL,
-    PRIMARY KEY (experiment, key)
-);
 CREATE TABLE IF NOT EXISTS plans (
     plan_id TEXT PRIMARY KEY,
     experiment TEXT NOT NULL,
@@ -91,6 +90,11 @@ CREATE TABLE IF NOT EXISTS datasets (name TEXT PRIMARY KEY, info TEXT NOT NULL);
 """
 
 _JSON_COLUMNS = ("spec", "selected", "metrics", "timings", "arrays")
+_RUN_COLUMNS = ("key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed", "repetition",
+                "fold", "spec", "selected", "metrics", "timings", "arrays", "error", "failure", "forestlab_version",
+                "learner_version", "host", "pid", "finished_at")
+#: The columns of a recorded plan's runs.
+PLAN_COLUMNS = ("key", "dataset", "algorithm", "repetition", "fold")
 
 
 def _dumps(value: Any) -> str:
@@ -124,6 +128,7 @@ class Store:
         self.arrays_dir = self.results_dir / "arrays"
         self.readonly = readonly
         self._legacy = False
+        self._has_failure = True  # whether the runs table has the failure column (version 3 on)
         self._conn: sqlite3.Connection | None = None
         if readonly and not self.path.exists():
             return
@@ -153,11 +158,11 @@ class Store:
             if not self.readonly:
                 if existed:  # refuse a damaged file before the first write touches it
                     _quick_check(conn, self.path)
+                    self._check_version(conn, _stored_version(conn), writing=True)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-                conn.executescript(_SCHEMA)  # creates what an older store lacks; a version-1 store is a subset
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+                _migrate(conn)
+            self._check_version(conn, _stored_version(conn), writing=False)
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
@@ -168,11 +173,6 @@ class Store:
             if conn is not None:
                 conn.close()
             raise
-        if row is not None and int(row[0]) == 1 and self.readonly:
-            self._legacy = True  # a version-1 store read only: it has runs but no recorded plans
-        elif row is None or int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
-                             f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
         return conn
 
     def _connect_immutable(self) -> sqlite3.Connection:
@@ -181,16 +181,24 @@ class Store:
         is read as immutable."""
         try:
             conn = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, isolation_level=None)
-            row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+            self._check_version(conn, _stored_version(conn), writing=False)
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(exc, self.path, opening=True) from None
-        if row is not None and int(row[0]) == 1:
-            self._legacy = True
-        elif row is None or int(row[0]) != SCHEMA_VERSION:
+        except StoreError:
             conn.close()
-            raise StoreError(f"{self.path} has store schema {row[0] if row else 'unknown'}, this forestlab "
-                             f"expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
+            raise
         return conn
+
+    def _check_version(self, conn: sqlite3.Connection, version: int | None, *, writing: bool) -> None:
+        """Accept this forestlab's schema, and an older one (read as it is, or migrated when ``writing``); refuse a
+        newer one before anything is written to it. Notes what an older store lacks (plans, failure kinds)."""
+        if version is None and writing:
+            return  # a database without forestlab's tables yet: they are created
+        if version is None or version > SCHEMA_VERSION or version < 1:
+            raise StoreError(f"{self.path} has store schema {version if version is not None else 'unknown'}, this "
+                             f"forestlab expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
+        self._legacy = version == 1  # a version-1 store read only: it has runs but no recorded plans
+        self._has_failure = "failure" in _columns(conn, "runs")
 
     def close(self) -> None:
         if self._conn is not None:
@@ -256,9 +264,7 @@ class Store:
         row.setdefault("finished_at", time.time())
         row.setdefault("host", socket.gethostname())
         row.setdefault("pid", os.getpid())
-        cols = ["key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed",
-                "repetition", "fold", "spec", "selected", "metrics", "timings", "arrays", "error",
-                "forestlab_version", "learner_version", "host", "pid", "finished_at"]
+        cols = list(_RUN_COLUMNS)
         values = [row.get(c) for c in cols]
         update = ", ".join(f"{c} = excluded.{c}" for c in cols[1:])
         guard = "" if overwrite_done else "WHERE runs.status != 'done'"
@@ -267,14 +273,12 @@ class Store:
         try:
             with self._transaction() as conn:
                 conn.execute(sql, values)
-                if row.get("experiment"):
-                    conn.execute("INSERT OR IGNORE INTO membership VALUES (?, ?)", (row["experiment"], row["key"]))
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(exc, self.path) from None
 
     def record_plan(self, plan_id: str, summary: Mapping[str, Any], runs: Iterable[Mapping[str, Any]]) -> None:
         """Record (or replace) the plan ``plan_id``: its summary and its runs in order (dicts with key, dataset,
-        algorithm, repetition, fold). Reports read an experiment's runs from here."""
+        algorithm, repetition, fold). Every reader finds an experiment's runs from here (:meth:`plan_for`)."""
         rows = [(plan_id, i, r["key"], r["dataset"], r["algorithm"], r["repetition"], r["fold"])
                 for i, r in enumerate(runs)]
         try:
@@ -284,8 +288,6 @@ class Store:
                               _dumps(dict(summary)), time.time()))
                 conn.execute("DELETE FROM plan_runs WHERE plan_id = ?", (plan_id,))
                 conn.executemany("INSERT INTO plan_runs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                conn.executemany("INSERT OR IGNORE INTO membership VALUES (?, ?)",
-                                 [(summary["experiment"], r[2]) for r in rows])
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(exc, self.path) from None
 
@@ -342,32 +344,19 @@ class Store:
 
     def members(self, experiment: str) -> set[str]:
         """Keys of the stored runs that ``experiment`` has planned at some time (current plan or older ones)."""
-        if self._conn is None:
+        if self._conn is None or self._legacy:
             return set()
-        rows = self._select("SELECT m.key FROM membership m JOIN runs r ON r.key = m.key WHERE m.experiment = ?",
-                            (experiment,))
+        rows = self._select("SELECT DISTINCT pr.key FROM plans p JOIN plan_runs pr ON pr.plan_id = p.plan_id "
+                            "JOIN runs r ON r.key = pr.key WHERE p.experiment = ?", (experiment,))
         return {k for (k,) in rows}
 
     def experiments(self) -> list[str]:
-        """Names of the experiments that have stored runs."""
-        if self._conn is None:
-            return []
-        rows = self._select("SELECT DISTINCT m.experiment FROM membership m JOIN runs r ON r.key = m.key")
-        return sorted(e for (e,) in rows)
-
-    def plan(self, plan_id: str) -> dict[str, Any] | None:
-        """A recorded plan: ``{"summary": dict, "recorded_at": float, "runs": DataFrame}`` (runs in plan order,
-        columns key, dataset, algorithm, repetition, fold), or None."""
+        """Names of the experiments that have a recorded plan with a stored run."""
         if self._conn is None or self._legacy:
-            return None
-        head = self._select("SELECT summary, recorded_at FROM plans WHERE plan_id = ?", (plan_id,))
-        if not head:
-            return None
-        rows = self._select("SELECT key, dataset, algorithm, repetition, fold FROM plan_runs WHERE plan_id = ? "
-                            "ORDER BY position", (plan_id,))
-        runs = pd.DataFrame(rows, columns=["key", "dataset", "algorithm", "repetition", "fold"])
-        runs["fold"] = [None if f is None or f != f else int(f) for f in runs["fold"]]
-        return {"summary": json.loads(head[0][0]), "recorded_at": float(head[0][1]), "runs": runs}
+            return []
+        rows = self._select("SELECT DISTINCT p.experiment FROM plans p JOIN plan_runs pr ON pr.plan_id = p.plan_id "
+                            "JOIN runs r ON r.key = pr.key")
+        return sorted(e for (e,) in rows)
 
     def plans(self, experiment: str | None = None) -> pd.DataFrame:
         """Recorded plans, newest first: plan_id, experiment, study, smoke, recorded_at, summary (dict)."""
@@ -382,13 +371,31 @@ class Store:
         df["smoke"] = df["smoke"].astype(bool)
         return df
 
-    def latest_plan(self, experiment: str, **match: Any) -> str | None:
-        """The newest recorded plan of ``experiment`` whose summary has the given values (e.g. seeds=10,
-        smoke=False), or None."""
-        for row in self.plans(experiment).itertuples():
-            if all(row.summary.get(k) == v for k, v in match.items()):
-                return str(row.plan_id)
+    def plan_for(self, experiment: str, *, plan_id: str | None = None, **settings: Any) -> RecordedPlan | None:
+        """Which runs belong to ``experiment``: the one answer every reader (tables, figures, compare, report,
+        status) uses.
+
+        The plan ``forestlab run`` recorded for ``experiment`` with id ``plan_id`` (the plan of a configuration:
+        :attr:`forestlab.experiment.Experiment.plan_id`); without ``plan_id``, its newest recorded plan whose
+        summary has the given ``settings`` (e.g. ``seeds=10, smoke=False``: another experiment a claim reads, whose
+        configuration is not composed). None when no such plan is recorded.
+        """
+        plans = self.plans(experiment)
+        for row in plans.itertuples():
+            if plan_id is not None and row.plan_id != plan_id:
+                continue
+            if all(row.summary.get(k) == v for k, v in settings.items()):
+                return self._recorded(row)
         return None
+
+    def _recorded(self, row: Any) -> RecordedPlan:
+        rows = self._select("SELECT key, dataset, algorithm, repetition, fold FROM plan_runs WHERE plan_id = ? "
+                            "ORDER BY position", (row.plan_id,))
+        runs = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+        runs["fold"] = [None if f is None or f != f else int(f) for f in runs["fold"]]
+        return RecordedPlan(plan_id=str(row.plan_id), experiment=str(row.experiment),
+                            study=None if row.study is None else str(row.study), smoke=bool(row.smoke),
+                            summary=dict(row.summary), recorded_at=float(row.recorded_at), runs=runs)
 
     def datasets_info(self, names: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
         """What runs recorded about each dataset (see :meth:`put_dataset_info`)."""
@@ -399,20 +406,21 @@ class Store:
         return {n: json.loads(i) for n, i in rows if wanted is None or n in wanted}
 
     def records(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
-        """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found)."""
-        cols = ["key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed", "repetition",
-                "fold", "spec", "selected", "metrics", "timings", "arrays", "error", "forestlab_version",
-                "learner_version", "host", "pid", "finished_at"]
+        """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found). ``failure`` is the
+        kind of a failed run's failure (:class:`~forestlab.errors.FailureKind` value; None for a done run, and for
+        a run failed in a store older than schema 3)."""
+        cols = list(_RUN_COLUMNS)
         if self._conn is None:
             return pd.DataFrame(columns=cols)
+        selected = ", ".join(c if c != "failure" or self._has_failure else "NULL AS failure" for c in cols)
         rows: list[tuple] = []
         if keys is None:
-            rows = self._select(f"SELECT {', '.join(cols)} FROM runs")
+            rows = self._select(f"SELECT {selected} FROM runs")
         else:
             keys = list(keys)
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
-                q = f"SELECT {', '.join(cols)} FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
+                q = f"SELECT {selected} FROM runs WHERE key IN ({','.join('?' * len(chunk))})"
                 rows.extend(self._select(q, chunk))
         df = pd.DataFrame(rows, columns=cols)
         for col in _JSON_COLUMNS:
@@ -439,6 +447,23 @@ class Store:
         if self._conn is None:
             return 0
         return int(self._select("SELECT COUNT(*) FROM runs")[0][0])
+
+
+@dataclass(frozen=True)
+class RecordedPlan:
+    """A plan as ``forestlab run`` recorded it (:meth:`Store.plan_for`): which runs belong to an experiment."""
+
+    plan_id: str
+    experiment: str
+    study: str | None
+    smoke: bool
+    summary: Mapping[str, Any]  # the settings it was recorded with (seed, seeds, smoke, limits, ...)
+    recorded_at: float
+    runs: pd.DataFrame = field(repr=False)  # PLAN_COLUMNS, in plan order
+
+    @property
+    def keys(self) -> list[str]:
+        return self.runs["key"].tolist()
 
 
 @dataclass(frozen=True)
@@ -470,6 +495,28 @@ def _check_header(path: Path) -> None:
     if head and head != b"SQLite format 3\x00":
         raise StoreError(f"{path} is not an SQLite database (corrupt or foreign file); it was left untouched: "
                          "move it aside (or restore a backup) and rerun")
+
+
+def _stored_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version a store records (None when it has no forestlab tables yet)."""
+    if "meta" not in {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a store opened for writing to :data:`SCHEMA_VERSION`: create what is missing (a new store, or the
+    plans of a version-1 store), add the ``failure`` column to a version-2 store (NULL for its runs: their kind was
+    not recorded). Nothing a store holds is changed; an old store's ``membership`` table stays, unread."""
+    conn.executescript(_SCHEMA)
+    if "failure" not in _columns(conn, "runs"):
+        conn.execute("ALTER TABLE runs ADD COLUMN failure TEXT")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 
 @contextlib.contextmanager
@@ -541,7 +588,7 @@ class RunLock:
     """An exclusive lock on a results folder for the length of one ``forestlab run``.
 
     Two runs started on one store (overlapping cron jobs) do not interleave: the second waits for the first
-    (``wait=True``) or gives up at once with :class:`StoreError` (``wait=False``).
+    (``wait=True``) or gives up at once with :class:`~forestlab.errors.StoreBusy` (``wait=False``).
     """
 
     def __init__(self, results_dir: str | os.PathLike[str]) -> None:
@@ -561,7 +608,7 @@ class RunLock:
             if not wait:
                 self._fh.close()
                 self._fh = None
-                raise StoreError(f"another forestlab run{holder} is using {self.path.parent}; "
+                raise StoreBusy(f"another forestlab run{holder} is using {self.path.parent}; "
                                  "not started (use --wait to queue behind it)") from None
             if on_wait is not None:
                 on_wait(holder)

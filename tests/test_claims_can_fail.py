@@ -73,8 +73,7 @@ def regimes_missing_mincq() -> ExperimentResults:
     stumps = res.sibling("uci_binary_stumps")
     thinned = results(without(stumps.runs.to_dict("records"), "mincq"), name="uci_binary_stumps")
     mixed = res.sibling("uci_binary_mixed")
-    res.sibling_loader = {"uci_binary_stumps": thinned, "uci_binary_mixed": mixed}.get
-    return res
+    return dataclasses.replace(res, sibling_loader={"uci_binary_stumps": thinned, "uci_binary_mixed": mixed}.get)
 
 
 def per_c(accuracies_by_c: list[float]) -> ExperimentResults:
@@ -356,8 +355,7 @@ def test_claim_holds_fails_and_is_not_tested(name: str, published) -> None:  # n
 @pytest.mark.parametrize("name", NAMES)
 def test_smoke_runs_are_never_judged(name: str, published) -> None:  # noqa: F811
     """The results that make the claim hold, marked as smoke runs: NOT TESTED, the test's answer kept as a check."""
-    res = CASES[name][0]()
-    res.smoke = True
+    res = dataclasses.replace(CASES[name][0](), smoke=True)
     j = judge(name, res, n_resamples=N_RESAMPLES)
     assert (j.verdict, j.agreement, j.result.holds) == (NOT_TESTED, None, None)
     assert j.result.evidence.startswith("smoke runs (debug=smoke") and f"the test gives {HOLDS}:" in j.result.evidence

@@ -3,6 +3,7 @@ results, the three-valued verdicts of judge(), the registry and the published ta
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -143,8 +144,8 @@ def regimes(full: tuple, stumps: tuple, mixed: tuple, c: tuple = (1.0, 1.3), mu:
 
     stumps_res, mixed_res = one("uci_binary_stumps", stumps, c[1]), one("uci_binary_mixed", mixed, c[1])
     full_res = one("uci_binary", full, c[0])
-    full_res.sibling_loader = {"uci_binary_stumps": stumps_res, "uci_binary_mixed": mixed_res}.get
-    return full_res
+    return dataclasses.replace(full_res, sibling_loader={"uci_binary_stumps": stumps_res,
+                                                         "uci_binary_mixed": mixed_res}.get)
 
 
 CLEAR_REGIMES = dict(full=(0.10, 0.104, 0.12), stumps=(0.20, 0.17, 0.18), mixed=(0.15, 0.13, 0.14))

@@ -20,6 +20,8 @@ from forestlab.datasets import _ranking_toys  # noqa: F401
 # isort: split
 from forestlab.datasets._base import Dataset
 from forestlab.datasets._fetch import MIRROR_ENV
+from forestlab.datasets._generators import generated_info
 from forestlab.datasets._load import clear_cache, dataset_files, load_dataset, verify_dataset
 
-__all__ = ["Dataset", "MIRROR_ENV", "clear_cache", "dataset_files", "load_dataset", "verify_dataset"]
+__all__ = ["Dataset", "MIRROR_ENV", "clear_cache", "dataset_files", "generated_info", "load_dataset",
+           "verify_dataset"]

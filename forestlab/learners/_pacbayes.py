@@ -21,7 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from forestlab._values import is_int
-from forestlab.errors import ForestlabError
+from forestlab.errors import SolverError
 from forestlab.learners._base import PositiveGrid, RunReportMixin
 from forestlab.learners._bounds import pac_bayes_diagnostics
 from forestlab.learners._cache import FitCache, fit_with_cache
@@ -184,7 +184,7 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
     without out-of-bag trees; SORF weights below 1e-7 are set to exactly 0 first. Vote ties (scores within 1e-9 of
     the voting weight) go to the lowest class index, i.e. sgn(0) = -1. A grid point whose solve failed (status not
     ``solved``, residuals above tolerance, MinCq mu above the largest realisable margin) is recorded in ``solver_``
-    and skipped; if every point fails, ``fit`` raises :class:`~forestlab.errors.ForestlabError`.
+    and skipped; if every point fails, ``fit`` raises :class:`~forestlab.errors.SolverError`.
 
     **Diagnostics** (training set, final weights). Q is the vote's distribution: 1/n on the trees (uniform), SORF's
     Q, or for MinCq the quasi-uniform distribution on the 2n self-complemented voters, Q(h_i) = (1/n + w_i)/2 and
@@ -314,7 +314,7 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         ------
         ValueError
             Invalid parameters, or MinCq on labels that do not have exactly two classes.
-        ForestlabError
+        SolverError
             Every grid point's QP failed (the message lists the statuses).
         """
         grid = self._check_params()
@@ -351,7 +351,7 @@ class PACBayesForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, B
         if self.weighting != "uniform":
             solved = [i for i, r in enumerate(results) if r.solved]
             if not solved:
-                raise ForestlabError(self._failure_message(results))
+                raise SolverError(self._failure_message(results))
             flip = flips if self.weighting == "mincq" else None
             candidates = np.column_stack([expand_group_weights(results[i].weights, inverse, counts, flip)
                                           for i in solved])

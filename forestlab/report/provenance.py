@@ -107,7 +107,7 @@ def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
         return RunsProvenance(counts, None, None)
     with Store(res.results_dir, readonly=True) as store:
         records = store.records(keys)
-        plan = store.plan(plan_id)
+        plan = store.plan_for(res.name, plan_id=plan_id)
     if records.empty:
         return RunsProvenance(counts, None, None)
     finished = records["finished_at"].astype(float)
@@ -115,7 +115,7 @@ def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
         counts=counts, first=float(finished.min()), last=float(finished.max()),
         hosts=tuple(sorted({str(h) for h in records["host"] if h})),
         versions=tuple(sorted({str(v) for v in records["forestlab_version"] if v})),
-        plan_recorded=plan["recorded_at"] if plan else None)
+        plan_recorded=plan.recorded_at if plan is not None else None)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import shlex
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -382,8 +382,8 @@ def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
     experiments that claims combine (Tables 7.1-7.3 each read the two others)."""
     res = experiment_results(exp)
     if shared is not None:
-        res._arrays = shared.setdefault("arrays", {})
-        res.sibling_loader = _shared_siblings(res.sibling_loader, shared.setdefault("siblings", {}), exp)
+        res = replace(res, _arrays=shared.setdefault("arrays", {}),
+                      sibling_loader=_shared_siblings(res.sibling_loader, shared.setdefault("siblings", {}), exp))
     ov = list(overrides)
     view = ExperimentView(exp=exp, res=res, overrides=ov, runs=prov.runs_provenance(res, exp.plan_id),
                           config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))

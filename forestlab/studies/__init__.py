@@ -246,9 +246,8 @@ def judge_all(names: Sequence[str], res: ExperimentResults, *, n_resamples: int 
     if resampled:
         base = _with_cached_siblings(res)
         for i in range(n_resamples):
+            # each other experiment resampled once per draw, whichever claims read it (sibling reads it once)
             sample = base.resample_repetitions(np.random.default_rng(seed + i))
-            # each other experiment resampled once per draw, whichever claims read it
-            sample.sibling = functools.cache(sample.sibling)  # type: ignore[method-assign]
             for k in tested:
                 again = funcs[k](sample).holds
                 agree[k] += again is not None and bool(again) == bool(results[k].holds)

@@ -35,25 +35,23 @@ def experiment_times(results_dir: Path, name: str) -> dict | None:
     from forestlab.store import Store
 
     with Store(results_dir, readonly=True) as store:
-        plans = store.plans(name)  # newest first
-        mine = plans[~plans["smoke"]] if len(plans) else plans
-        if not len(mine):
+        plan = store.plan_for(name, smoke=False)  # the newest real plan
+        if plan is None:
             return None
-        plan = store.plan(mine["plan_id"].iloc[0])
-        records = store.records(plan["runs"]["key"].tolist())
+        records = store.records(plan.keys)
     done = records[records["status"] == "done"]
     if not len(done):
         return None
     total_all = np.array([t.get("total", 0.0) for t in done["timings"]], dtype=float)
     started = done["finished_at"].to_numpy(dtype=float) - total_all
-    reused = started < plan["recorded_at"] - 1.0  # finished under an earlier plan (another experiment's runs)
+    reused = started < plan.recorded_at - 1.0  # finished under an earlier plan (another experiment's runs)
     if reused.all():  # everything came from earlier plans: time them all
         reused[:] = False
     n_reused = int(reused.sum())
     # seconds per fit by algorithm over every run of the plan, reused ones included (the planned rows name the
     # algorithm as this experiment calls it)
     fit_all = np.array([t.get("fit_evaluate", 0.0) for t in done["timings"]], dtype=float)
-    names = plan["runs"].drop_duplicates("key").set_index("key")["algorithm"]
+    names = plan.runs.drop_duplicates("key").set_index("key")["algorithm"]
     algorithm = names.reindex(done["key"]).to_numpy()
     per_algorithm = {a: round(float(fit_all[algorithm == a].mean()), 3) for a in sorted(set(algorithm))}
     done = done[~reused]
@@ -61,7 +59,7 @@ def experiment_times(results_dir: Path, name: str) -> dict | None:
     finished = done["finished_at"].to_numpy(dtype=float)
     wall = float(finished.max() - (finished - total).min())
     return {"runs_done": int(len(done)) + n_reused, "runs_reused": n_reused,
-            "runs_planned": int(len(plan["runs"])), "wall_s": round(wall, 1),
+            "runs_planned": int(len(plan.runs)), "wall_s": round(wall, 1),
             "wall_min": round(wall / 60, 1), "cpu_s_in_runs": round(float(total.sum()), 1),
             "fit_s_by_algorithm": per_algorithm}
 

@@ -1,0 +1,172 @@
+"""How runs are fanned out in parallel: one place for the loky / dask plumbing.
+
+:func:`run_jobs` hands each job (a list of payloads) to a job function in joblib workers and the records it returns
+to a sink, as they arrive. The runner (:mod:`forestlab.runner`) decides what a job is and where its records go;
+this module decides how many workers start (:func:`worker_count`), with what joblib settings
+(:func:`joblib_config`), how a loky worker starts (:func:`init_worker`), how a dask cluster is reached
+(:func:`dask_client`), and which exceptions mean that a worker process died (:func:`worker_death_errors`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from forestlab.errors import ConfigError, one_line
+
+__all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "run_jobs", "worker_count",
+           "worker_death_errors"]
+
+#: A job: the payloads of one group of runs in, their records out (runs in a worker; never raises).
+Job = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+class BackendError(Exception):
+    """A job could not be run or its result not received for a reason outside the run (a lost dask cluster); the
+    original exception is the ``__cause__``."""
+
+
+def worker_count(n_jobs: int, n_groups: int, backend: str = "loky") -> int:
+    """How many workers to start for ``n_groups`` jobs: ``n_jobs`` (-1: every core of this machine), never more
+    than there are jobs (a pool of 64 workers for a 2-job plan costs a minute of start-up for nothing). A dask
+    cluster's workers are already running: its ``n_jobs`` is passed through."""
+    if backend == "dask":
+        return n_jobs
+    wanted = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    return max(1, min(wanted, n_groups))
+
+
+def joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
+    """joblib's ``parallel_config`` for a launcher. Loky workers ignore SIGINT: Ctrl-C reaches the whole process
+    group, and only this process should act on it (it stops the fan-out, which terminates the workers); a worker
+    interrupted mid-task would print its own traceback."""
+    if backend == "loky" and n_jobs == 1:
+        return {"backend": "sequential", "n_jobs": 1}
+    if backend == "loky":
+        return {"backend": "loky", "n_jobs": n_jobs, "initializer": init_worker, "initargs": (os.getpid(),)}
+    return {"backend": backend, "n_jobs": n_jobs}
+
+
+def init_worker(parent_pid: int, interval: float = 1.0) -> None:
+    """A loky worker's start: ignore SIGINT (see :func:`joblib_config`), and watch the process that started it. A
+    forestlab run killed with no chance to clean up (SIGKILL of that process alone, the out-of-memory killer)
+    cannot stop its workers, which would idle on; each notices within ``interval`` seconds that its parent is
+    gone (it is then adopted by another process) and exits."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent_pid:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="forestlab-parent-watch", daemon=True).start()
+
+
+def run_jobs(jobs: Iterable[list[dict[str, Any]]], job: Job, config: Mapping[str, Any],
+             sink: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Fan ``jobs`` out with joblib (``job(payloads)`` each) and hand each job's records to ``sink`` as they
+    arrive, in the order they finish.
+
+    Runs executed in this process get one BLAS/OpenMP thread, as loky gives its workers: the numbers then do not
+    depend on ``n_jobs`` (a thread count can change a floating-point sum's order), and the small matrix products
+    of a run gain nothing from more threads (they spin, measured slower).
+
+    ``config`` comes from :func:`joblib_config`. A worker that died raises one of :func:`worker_death_errors`; a
+    dask failure outside the job raises :class:`BackendError`.
+    """
+    from joblib import Parallel, delayed, parallel_config
+    from threadpoolctl import threadpool_limits
+
+    limits = threadpool_limits(1) if config["backend"] == "sequential" else contextlib.nullcontext()
+    with limits, parallel_config(**config):
+        results = iter(Parallel(return_as="generator_unordered")(delayed(job)(payloads) for payloads in jobs))
+        while True:
+            try:
+                records = next(results)
+            except StopIteration:
+                return
+            except (KeyboardInterrupt, *worker_death_errors()):
+                raise
+            except Exception as exc:
+                if config["backend"] != "dask":  # a job never raises: anything else is a bug, shown whole
+                    raise
+                raise BackendError() from exc
+            sink(records)
+
+
+def worker_death_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions by which joblib reports a worker process that died: loky's TerminatedWorkerError (a
+    BrokenExecutor) and dask's KilledWorker."""
+    from concurrent.futures import BrokenExecutor
+
+    types: list[type[BaseException]] = [BrokenExecutor]
+    try:
+        from distributed import KilledWorker
+    except ImportError:  # pragma: no cover - dask is an extra
+        pass
+    else:
+        types.append(KilledWorker)
+    return tuple(types)
+
+
+def death_detail(exc: BaseException) -> str:
+    """How a worker died, in a few words (loky's exit codes when it gives them)."""
+    match = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+    return f"exit code {match.group(1)}" if match else one_line(exc, with_type=True)
+
+
+@contextlib.contextmanager
+def dask_session(backend: str, scheduler: str | None) -> Iterator[Any]:
+    """A dask client for ``backend="dask"`` for the length of the block (closed after it, with the LocalCluster
+    it started when no ``scheduler`` was given); None for any other backend."""
+    client = dask_client(scheduler) if backend == "dask" else None
+    try:
+        yield client
+    finally:
+        if client is not None:
+            cluster = None if scheduler else getattr(client, "cluster", None)  # a LocalCluster we started
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def dask_client(scheduler: str | None) -> Any:
+    """A dask client on the scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or on a new LocalCluster of
+    this machine's cores when None; an unreachable or malformed address is a ConfigError."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ConfigError("launcher=dask needs dask.distributed: pip install 'forestlab[dask]'") from None
+    if scheduler:
+        # Probe the address first: a Client that fails to connect lingers and times out again at exit, noisily.
+        try:
+            probe_scheduler(str(scheduler))
+            return Client(scheduler)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise ConfigError(f"cannot connect to the dask scheduler at launcher.scheduler={scheduler} "
+                              f"({one_line(exc, with_type=True)}); start it (dask scheduler) or fix the "
+                              "address") from None
+    return Client(LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True))
+
+
+def probe_scheduler(address: str) -> None:
+    """Open and close a TCP connection to a ``tcp://`` or ``tls://`` scheduler address (ValueError if malformed,
+    OSError if nothing listens), within dask's connect timeout."""
+    import socket
+
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)
+    if scheme in ("tcp", "tls"):
+        host, port = parse_host_port(location)
+        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")
+        socket.create_connection((host, port), timeout=timeout).close()
