@@ -30,6 +30,7 @@ from typer.core import TyperGroup
 from forestlab import __version__
 from forestlab._values import is_int, is_number
 from forestlab.errors import ConfigError, ForestlabError, StoreError, one_line
+from forestlab.spec import add_kind_loader
 
 if TYPE_CHECKING:
     from forestlab.experiment import Experiment
@@ -40,6 +41,16 @@ if TYPE_CHECKING:
 # The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
 # datasets, runner and report load numpy, pandas, scikit-learn and matplotlib, and `forestlab --help` or a mistyped
 # command needs none of them.
+
+
+
+def _load_studies() -> None:
+    """Load the studies' plug-ins (their figure kinds, claims and published-table readers). The spec calls this the
+    first time a figure names a kind it has not registered: the shared code names no study, the top floor does."""
+    import forestlab.studies  # noqa: F401  local: the studies load pandas and scikit-learn, most commands need neither
+
+
+add_kind_loader(_load_studies)
 
 # typer's (vendored) click exceptions, found through a public name so that this works across typer versions
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)

@@ -361,5 +361,14 @@ def mean_curve(res: ExperimentResults, algorithm: str, name: str, dataset: str) 
         return np.nanmean(curves, axis=0)
 
 
-# Each study module registers its STUDY on import. Imported last: they build on the names above.
-from forestlab.studies import courses, depecker2010, pisetta2010, zirakiza2013  # noqa: E402,F401
+# Each study module registers its STUDY on import, each <study>_figures module the figure kinds only that study draws
+# (their declarations and drawings). Imported last: they build on the names above.
+from forestlab.studies import (  # noqa: E402,F401
+    courses,
+    courses_figures,
+    depecker2010,
+    depecker2010_figures,
+    pisetta2010,
+    pisetta2010_figures,
+    zirakiza2013,
+)
