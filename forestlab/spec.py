@@ -736,7 +736,10 @@ SECTIONS: dict[str, dict[str, Field]] = {
     "experiment": {"name": Field(Name(), required=True, nullable=False), "study": Field(Name()),
                    "description": Field(), "datasets": Field(), "dataset_seeds": Field(), "algorithms": Field(),
                    "params": Field(Section()), "choices": Field(), "tables": Field(), "figures": Field(),
-                   "claims": Field()},
+                   "claims": Field(),
+                   # how the command line treats the experiment (conf/experiment/single.yaml sets them)
+                   "from_choices": Field(Bool(), False), "listed": Field(Bool(), True),
+                   "prints_runs": Field(Bool(), False), "other_choices_stale": Field(Bool(), True)},
 }
 
 
