@@ -30,6 +30,7 @@ from typer.core import TyperGroup
 from forestlab import __version__
 from forestlab._values import is_number
 from forestlab.errors import ConfigError, ForestlabError, StoreBusy, StoreError, Terminated, one_line
+from forestlab.spec import add_kind_loader
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,6 +43,16 @@ if TYPE_CHECKING:
 # The commands import the rest of forestlab inside their functions: config loads Hydra and OmegaConf, the store,
 # datasets, runner and report load numpy, pandas, scikit-learn and matplotlib, and `forestlab --help` or a mistyped
 # command needs none of them.
+
+
+
+def _load_studies() -> None:
+    """Load the studies' plug-ins (their figure kinds, claims and published-table readers). The spec calls this the
+    first time a figure names a kind it has not registered: the shared code names no study, the top floor does."""
+    import forestlab.studies  # noqa: F401  local: the studies load pandas and scikit-learn, most commands need neither
+
+
+add_kind_loader(_load_studies)
 
 # typer's (vendored) click exceptions, found through a public name so that this works across typer versions
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
@@ -365,7 +376,7 @@ def run(
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    single = exp.name == "single"  # a single run's result is what the user came for
+    single = exp.prints_runs  # a single run's result is what the user came for
     summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress)
     store_path = summary.results_dir / "runs.sqlite"
     if single and not summary.skipped:
@@ -446,7 +457,7 @@ def _split_args(experiment: str | None, overrides: Sequence[str] | None) -> tupl
 def _experiments_for(experiment: str | None, overrides: Sequence[str] | None = None) -> list[str]:
     """The experiments a report command covers: the one named; the single run when the overrides choose a dataset
     or an algorithm (as `forestlab run dataset=... algorithm=...` does); else every registered one."""
-    from forestlab.config import list_options
+    from forestlab.config import choices_experiment, list_options
 
     if experiment and "=" not in experiment:
         return [experiment]
@@ -454,7 +465,9 @@ def _experiments_for(experiment: str | None, overrides: Sequence[str] | None = N
     if "experiment" in chosen:
         return [next(o.split("=", 1)[1] for o in overrides or [] if o.lstrip("+").startswith("experiment="))]
     if chosen & {"dataset", "algorithm"}:
-        return ["single"]
+        name = choices_experiment()
+        if name is not None:
+            return [name]
     return list_options("experiments")
 
 
@@ -474,7 +487,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
         exp = _experiment(overrides, name)
         _check_read_size(exp)
         res = experiment_results(exp)
-        command = (shlex.join(["forestlab", "run", *overrides]) if exp.name == "single" else
+        command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else
                    shlex.join(["forestlab", "run", f"experiment={exp.name}",
                                *(o for o in overrides if not o.startswith("experiment="))]))
         if _has_runs(res, experiment is not None or len(names) == 1, command):
@@ -532,7 +545,7 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
 def _tables_command(exp: Any, experiment: str | None, overrides: Sequence[str] | None) -> str:
     """The `forestlab tables` command for the same runs (single runs are chosen by their overrides)."""
     experiment, overrides = _split_args(experiment, overrides)
-    if exp.name == "single":
+    if exp.from_choices:
         return shlex.join(["forestlab", "tables", *overrides])
     return shlex.join(["forestlab", "tables", exp.name, *(o for o in overrides if not o.startswith("experiment="))])
 
@@ -551,7 +564,7 @@ def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
             typer.echo(text)
         else:
             _say(f"forestlab: experiment {exp.name} has no published table and no claim to compare with "
-                 f"({'single runs belong to no study' if exp.name == 'single' else 'it reproduces no table'}); "
+                 f"({'single runs belong to no study' if exp.from_choices else 'it reproduces no table'}); "
                  f"its tables: `{_tables_command(exp, experiment, overrides)}`", err=True)
 
 
@@ -653,7 +666,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
         _check_read_size(exp)
         with Store(results_dir, readonly=True) as store:
             # `status single` without the run's own overrides: the single runs as last recorded
-            current = None if exp.name == "single" and not overrides else exp
+            current = None if exp.from_choices and not overrides else exp
             rows.extend(_status_rows(store, exp.name, current, failed))
     if experiment is None and results_dir is not None:
         with Store(results_dir, readonly=True) as store:
@@ -670,11 +683,15 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
     """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
     plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
     Stale: stored runs the experiment planned once but neither of these plans holds."""
+    from forestlab.config import experiment_setting
+
     current_smoke = bool(exp.smoke) if exp is not None else False
     loaded = {smoke: store.plan_for(name, plan_id=exp.plan_id) if exp is not None and smoke == current_smoke
               else store.plan_for(name, smoke=smoke) for smoke in (False, True)}
     kept = {k for plan in loaded.values() if plan is not None for k in plan.keys}
     stale = len(store.members(name) - kept)
+    stale_counts = (exp.other_choices_stale if exp is not None
+                    else bool(experiment_setting(name, "other_choices_stale", True)))
     rows = []
     for smoke in (False, True):
         plan = loaded.get(smoke)
@@ -688,7 +705,7 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
         n_done = sum(v == "done" for v in statuses.values())
         n_failed = sum(v == "failed" for v in statuses.values())
         rows.append((label, str(len(keys)), str(n_done), str(n_failed), str(len(keys) - n_done - n_failed),
-                     "-" if smoke or name == "single" else str(stale)))  # single runs of other choices: not stale
+                     "-" if smoke or not stale_counts else str(stale)))  # e.g. single runs of other choices
         if show_failed and n_failed:
             records = store.records([k for k, v in statuses.items() if v == "failed"])
             for _, r in records.iterrows():

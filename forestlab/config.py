@@ -215,8 +215,25 @@ def _normalise_overrides(overrides: Sequence[str]) -> list[str]:
     out = list(overrides)
     keys = {o.split("=", 1)[0].lstrip("+~") for o in out if "=" in o}
     if ({"dataset", "algorithm"} & keys) and "experiment" not in keys:
-        out.append("experiment=single")
+        name = choices_experiment()
+        if name is not None:
+            out.append(f"experiment={name}")
     return out
+
+
+def experiment_setting(name: str, key: str, default: Any = None) -> Any:
+    """``experiment.<key>`` as ``conf/experiment/<name>.yaml`` writes it (``default`` when it does not, or when there
+    is no such experiment): how the command line treats an experiment, read without composing it."""
+    if not (conf_dir() / "experiment" / f"{name}.yaml").is_file():
+        return default
+    exp = load_group_option("experiment", name).get("experiment") or {}
+    return exp.get(key, default)
+
+
+def choices_experiment() -> str | None:
+    """The experiment whose datasets and algorithms are the command line's choices (``experiment.from_choices``):
+    the one chosen when ``dataset=`` or ``algorithm=`` is given without ``experiment=``."""
+    return next((n for n in group_options("experiment") if experiment_setting(n, "from_choices", False)), None)
 
 
 def _translate_hydra_error(exc: Exception, overrides: Sequence[str]) -> ConfigError:
@@ -658,7 +675,7 @@ def list_options(kind: str) -> list[str]:
     if kind not in LISTABLE:
         raise ConfigError(f"cannot list '{kind}'; choose one of: {', '.join(LISTABLE)}")
     names = group_options(LISTABLE[kind])
-    return [n for n in names if not (kind == "experiments" and n == "single")]
+    return [n for n in names if not (kind == "experiments" and not experiment_setting(n, "listed", True))]
 
 
 def describe(kind: str, name: str) -> str:
@@ -749,7 +766,7 @@ def check_overrides(cfg: DictConfig, experiment: Experiment, overrides: Sequence
         check_name_matches_file(to_container(cfg.dataset), conf_dir() / "dataset" / f"{chosen['dataset']}.yaml")
     for group, names in (("dataset", [d.name for d in experiment.datasets]),
                          ("algorithm", [a.name for a in experiment.algorithms])):
-        if experiment.name != "single" and group in chosen and chosen[group] not in names:
+        if not experiment.from_choices and group in chosen and chosen[group] not in names:
             raise ConfigError(f"{group}={chosen[group]} beside experiment={experiment.name}: that experiment runs "
                               f"the {group}s {', '.join(names)}, so the choice would change nothing; to run "
                               f"{chosen[group]} instead write 'experiment.{group}s=[{chosen[group]}]', or drop "

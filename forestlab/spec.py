@@ -12,7 +12,9 @@ top-level sections of the config (``seed``, ``launcher``, ``paths``, ``limits``,
 same way in :data:`SECTIONS` and checked by :func:`check_sections`.
 
 Figure kinds are a registry (:func:`register_figure_kind`): a kind declares the options its drawing reads, so the
-spec checks them without importing the drawing code; :mod:`forestlab.report.figures` maps each kind to its drawing.
+spec checks them without importing the drawing code. The spec declares the kinds several studies share; a study
+declares its own in its module (with :func:`forestlab.plotting.figure_kind`, which also registers the drawing), loaded
+through :func:`add_kind_loader` the first time a figure names a kind not registered yet.
 
 The spec objects also answer ``spec.get(key)`` / ``spec[key]`` / ``key in spec`` with the values as written (the
 renderers that still read keys keep working while they move to attributes).
@@ -29,10 +31,11 @@ from typing import Any, ClassVar
 from forestlab._values import is_int, is_number
 from forestlab.errors import ConfigError
 
-__all__ = ["SECTIONS", "CellSpec", "ChoiceSpec", "Context", "Field", "FigureKind", "FigureSpec", "Reports",
-           "TableSpec", "build_reports", "check_mapping", "check_section", "check_sections", "closest",
-           "declared_keys", "figure_kinds", "make_cell", "make_choice", "make_figure", "make_table",
-           "register_figure_kind", "section_keys"]
+__all__ = ["ALGORITHM", "ALGORITHMS", "DATASETS", "SECTIONS", "Bool", "CellSpec", "ChoiceSpec", "Context", "Field",
+           "FigureKind", "FigureSpec", "Int", "Known", "ListOf", "MappingOf", "Real", "Record", "Registered",
+           "Reports", "TableSpec", "Text", "add_kind_loader", "build_reports", "check_mapping", "check_section",
+           "check_sections", "closest", "declared_keys", "figure_kinds", "make_cell", "make_choice", "make_figure",
+           "make_table", "register_figure_kind", "section_keys"]
 
 MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -392,10 +395,6 @@ class CellSpec(_Declared):
         return f"{self.algorithm} {self.value_name}"
 
 
-def _pair_fields() -> dict[str, Field]:
-    return {"a": Field(ALGORITHM, required=True), "b": Field(ALGORITHM, required=True), "label": Field(Text())}
-
-
 @dataclass(frozen=True)
 class TableSpec(_Declared):
     """A table of the experiment: its cells, the published table it is compared with, the paired tests of
@@ -451,8 +450,28 @@ def register_figure_kind(name: str, doc: str = "", **options: Field) -> FigureKi
     return kind
 
 
-def figure_kinds() -> dict[str, FigureKind]:
-    """The registered figure kinds, by name."""
+_KIND_LOADERS: list[Callable[[], object]] = []
+
+
+def add_kind_loader(load: Callable[[], object]) -> None:
+    """Install ``load``, called once the first time a figure names a kind not registered yet, to register more.
+
+    This is how the studies plug in without the spec naming them: the top floor (:mod:`forestlab.cli`) installs a
+    loader that imports :mod:`forestlab.studies`, whose modules declare their own figure kinds. A program that builds
+    experiments itself imports :mod:`forestlab.studies` first (or installs the same loader)."""
+    _KIND_LOADERS.append(load)
+
+
+def _load_more_kinds() -> None:
+    while _KIND_LOADERS:
+        _KIND_LOADERS.pop(0)()
+
+
+def figure_kinds(*, complete: bool = False) -> dict[str, FigureKind]:
+    """The registered figure kinds, by name; ``complete``: first run the installed loaders (:func:`add_kind_loader`)
+    that have not run yet, so the kinds the plug-ins declare are there."""
+    if complete:
+        _load_more_kinds()
     return dict(_FIGURE_KINDS)
 
 
@@ -559,6 +578,8 @@ def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:
     here = f"figure '{name}'"
     kind_name = data.get("kind")
     kinds = figure_kinds()
+    if kind_name not in kinds:  # a plug-in's kind, or none: load the plug-ins, then look again
+        kinds = figure_kinds(complete=True)
     if kind_name not in kinds:
         hint = closest(kind_name, list(kinds)) if isinstance(kind_name, str) else ""
         raise ConfigError(f"{here}: unknown kind {kind_name!r}{hint}; valid kinds: {', '.join(kinds)}")
@@ -653,47 +674,11 @@ def build_reports(section: Mapping[str, Any], algorithms: Sequence[str], dataset
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The figure kinds of the report module (their drawings: forestlab.report.figures.KINDS).
+# The figure kinds that serve several studies (their drawings: forestlab.report.figures). A kind only one study draws
+# is declared and drawn in that study's module (forestlab.studies.<study>_figures), with forestlab.plotting.figure_kind.
 # ---------------------------------------------------------------------------------------------------------------
-_LABELS = MappingOf(ALGORITHM, Text(), list_ok=True)  # {algorithm: label}, or a list of algorithms
-
 register_figure_kind("error_curves", "stored curves of one algorithm (curve name -> label), one panel per dataset",
                      algorithm=Field(ALGORITHM), curves=Field(MappingOf(Text(), Text()), required=True))
-register_figure_kind("curves_by_algorithm", "one stored curve of each algorithm, one panel per dataset",
-                     curve=Field(Text(), "test_error"), algorithms=Field(_LABELS), xlabel=Field(Text()),
-                     ylabel=Field(Text()), ylim=Field(ListOf(Real(), length=2)), xscale=Field(Text()))
-register_figure_kind("importance", "feature importances of one algorithm, a row per dataset",
-                     algorithm=Field(ALGORITHM), measures=Field(MappingOf(Text(), Text())), top=Field(Int(1), 20),
-                     noise_features=Field(Int(0), 0))
-register_figure_kind("metric_boxes", "boxes of metrics of one algorithm (minus another metric)",
-                     algorithm=Field(ALGORITHM), metrics=Field(MappingOf(Text(), Text()), required=True),
-                     minus=Field(Text()), ylabel=Field(Text()))
-register_figure_kind("paired_diff", "mean per-split differences of pairs of algorithms, with published ones",
-                     metric=Field(Text(), "test_accuracy"),
-                     pairs=Field(ListOf(Record(_pair_fields(), "a pair of paired_diff")), required=True),
-                     published=Field(MappingOf(Text(), Text())), ylabel=Field(Text()))
-register_figure_kind("roc_envelope", "min/max/mean band of the test ROC curves of each algorithm",
-                     algorithms=Field(ALGORITHMS))
-register_figure_kind("metric_and_measure", "a metric's mean and a measure across runs, per algorithm",
-                     metric=Field(Text(), "test_auc"), measure=Field(Registered("measure", _measures), "instability"))
-register_figure_kind("bars", "bars of a metric per algorithm with marks of other metrics",
-                     metric=Field(Text(), "test_auc"), marks=Field(MappingOf(Text(), Text())),
-                     algorithms=Field(ALGORITHMS))
-register_figure_kind("metric_by_depth", "a curve indexed by tree depth per algorithm, with marks of others",
-                     curve=Field(Text(), "test_auc"), metric=Field(Text(), "test_auc"),
-                     marks=Field(MappingOf(ALGORITHM, Text())), algorithms=Field(ALGORITHMS))
-register_figure_kind("roc_at_depth", "mean test ROC curve of trees cut at a depth",
-                     depth=Field(Int(1), 3), algorithms=Field(ALGORITHMS))
-register_figure_kind("partition_2d", "the partition of a 2-d dataset by trees cut at a depth",
-                     depth=Field(Int(1), 3), algorithms=Field(ALGORITHMS))
-register_figure_kind("optimal_roc", "the optimal ROC curve of each generated dataset")
-register_figure_kind("metric_by_x", "a metric's mean per algorithm against an x value of each dataset, per panel",
-                     metric=Field(Text(), "reject"),
-                     panels=Field(ListOf(Record({"title": Field(Text()), "x": Field(MappingOf(Known("dataset"), Real()),
-                                                                                    required=True)},
-                                                "a panel of metric_by_x"), min_length=1), required=True),
-                     algorithms=Field(ALGORITHMS), rate=Field(Bool(), False), hline=Field(Real()),
-                     x_label=Field(Text(), "x"))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -751,7 +736,10 @@ SECTIONS: dict[str, dict[str, Field]] = {
     "experiment": {"name": Field(Name(), required=True, nullable=False), "study": Field(Name()),
                    "description": Field(), "datasets": Field(), "dataset_seeds": Field(), "algorithms": Field(),
                    "params": Field(Section()), "choices": Field(), "tables": Field(), "figures": Field(),
-                   "claims": Field()},
+                   "claims": Field(),
+                   # how the command line treats the experiment (conf/experiment/single.yaml sets them)
+                   "from_choices": Field(Bool(), False), "listed": Field(Bool(), True),
+                   "prints_runs": Field(Bool(), False), "other_choices_stale": Field(Bool(), True)},
 }
 
 
@@ -806,7 +794,7 @@ def declared_keys(parent: str, kind: str | None = None) -> tuple[str, ...]:
     if len(parts) == 5 and parts[:2] == ["experiment", "tables"] and parts[3] == "cells":
         return tuple(CellSpec.FIELDS)
     if len(parts) == 3 and parts[:2] == ["experiment", "figures"]:
-        kinds = figure_kinds()
+        kinds = figure_kinds(complete=True)
         every = {k: f for fk in kinds.values() for k, f in fk.options.items()}
         options = kinds[kind].options if kind in kinds else every
         return (*FIGURE_FIELDS, *options)

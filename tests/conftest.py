@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import forestlab.studies  # noqa: F401 - the studies' plug-ins (their figure kinds), loaded as the CLI loads them
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_MIRROR = REPO.parent / "shared" / "datasets"
 

@@ -202,7 +202,7 @@ def test_power_curves_figure_and_a_table_of_some_datasets():
     import matplotlib
 
     matplotlib.use("Agg")
-    from forestlab.report.figures import metric_by_x
+    from forestlab.studies.depecker2010_figures import metric_by_x
 
     rates = {"gauss_shift_q10_d000": 0.05, "gauss_shift_q10_d010": 0.3, "gauss_shift_q10_d020": 0.9}
     res = _test_runs({"mmd_boot": rates, "treerank_wilcoxon": {d: r / 2 for d, r in rates.items()}})

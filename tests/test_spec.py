@@ -127,9 +127,23 @@ def test_a_registered_kind_is_checked_like_the_others():
 
 
 def test_every_kind_has_a_drawing():
-    from forestlab.report.figures import KINDS
+    import forestlab.report.figures  # noqa: F401 - the drawings of the kinds several studies share
+    import forestlab.studies  # noqa: F401 - the studies' own kinds, declared and drawn together
+    from forestlab.plotting import drawings
 
-    assert set(KINDS) == set(figure_kinds())
+    assert set(drawings()) == set(figure_kinds())
+
+
+def test_a_study_kind_is_loaded_by_the_installed_loader_on_a_miss(monkeypatch):
+    from forestlab import spec
+
+    calls = []
+    monkeypatch.setattr(spec, "_KIND_LOADERS", [lambda: calls.append(1)])
+    make_figure({"name": "f", "kind": "error_curves", "curves": {"a": "b"}}, "f", Context())
+    assert calls == []  # a kind the spec knows: no plug-in loaded
+    with pytest.raises(ConfigError, match="unknown kind 'nope'"):
+        make_figure({"name": "f", "kind": "nope"}, "f", Context())
+    assert calls == [1] and spec._KIND_LOADERS == []  # loaded once, on the miss
 
 
 def test_a_narrowed_algorithm_list_still_runs(workdir):

@@ -16,6 +16,27 @@ judged: every claim on them is NOT TESTED, its test's answer on them kept in the
 A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge` re-evaluates the claim on
 bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and combined experiment) and
 keeps HOLDS / DOES NOT HOLD only when at least ``min_agreement`` of them agree with it.
+
+How the studies plug in. What only one study uses is registered by that study, and the shared code names none:
+its claims and published-table readers (``register(Study(...))``), and its figure kinds, declared and drawn in
+``<study>_figures.py`` with :func:`forestlab.plotting.figure_kind` (the options go to :mod:`forestlab.spec`, which
+checks every figure at ``forestlab run --dry-run``; the drawing to :mod:`forestlab.plotting`'s registry, where
+:func:`forestlab.report.figures.render_figures` looks it up). The spec must know a study's kinds before an experiment
+is built, yet nothing below the studies may import them: the top floor does. :mod:`forestlab.cli` installs a loader
+(:func:`forestlab.spec.add_kind_loader`) that imports this package the first time a figure names a kind the spec has
+not registered, so commands whose experiments draw only shared kinds never pay for the studies' imports. A program
+that builds experiments itself (tests, a notebook) imports ``forestlab.studies`` first. The layers stay one way:
+spec < plotting < studies < report < cli, no study module imports the report.
+
+How to add a study, touching only files under ``forestlab/studies/``, ``conf/`` and ``experiments/``:
+
+1. ``forestlab/studies/<study>.py``: ``STUDY = register(Study(key, title, claims=..., readers=...))``;
+2. if it draws figures no other study draws, ``forestlab/studies/<study>_figures.py`` with one
+   ``@figure_kind(name, doc, **options)`` drawing per kind (helpers in :mod:`forestlab.plotting`);
+3. add both modules to the import list at the end of this file;
+4. ``conf/experiment/<study>_*.yaml`` (``experiment.study: <study>``, its tables, figures and claims) and any
+   datasets or algorithms it needs under ``conf/dataset/`` and ``conf/algorithm/``;
+5. ``experiments/<study>/``: its README and its published tables (``published/``).
 """
 
 from __future__ import annotations
@@ -360,5 +381,14 @@ def mean_curve(res: ExperimentResults, algorithm: str, name: str, dataset: str) 
         return np.nanmean(curves, axis=0)
 
 
-# Each study module registers its STUDY on import. Imported last: they build on the names above.
-from forestlab.studies import courses, depecker2010, pisetta2010, zirakiza2013  # noqa: E402,F401
+# Each study module registers its STUDY on import, each <study>_figures module the figure kinds only that study draws
+# (their declarations and drawings). Imported last: they build on the names above.
+from forestlab.studies import (  # noqa: E402,F401
+    courses,
+    courses_figures,
+    depecker2010,
+    depecker2010_figures,
+    pisetta2010,
+    pisetta2010_figures,
+    zirakiza2013,
+)
