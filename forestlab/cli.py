@@ -412,7 +412,8 @@ def _dry_run_line(exp: Experiment, summary: Summary) -> str:
     own = exp.dataset_seeds
     seeds_text = (f"{exp.seeds} seeds" if not own else
                   f"{exp.seeds} seeds ({', '.join(f'{k}: {v}' for k, v in own.items())})")
-    return (f"experiment {exp.name}{' (smoke)' if exp.smoke else ''}: {summary.planned} runs "
+    kind = f" ({exp.shrunk.label})" if exp.shrunk is not None else ""  # debug=smoke: "(smoke)"
+    return (f"experiment {exp.name}{kind}: {summary.planned} runs "
             f"({len(exp.datasets)} datasets x {len(exp.algorithms)} algorithms x {seeds_text}"
             + (f" x {folds} folds" if folds > 1 else "") + f"), {summary.already_done} done, {summary.to_run} to run")
 
@@ -606,20 +607,21 @@ def _has_runs(res: ExperimentResults, named: bool, run_command: str | None = Non
     if res.counts.get("planned"):
         return True
     if named:
+        from forestlab.config import shrunk_kind
         from forestlab.store import Store
 
         with Store(res.results_dir, readonly=True) as store:
             plans = store.plans(res.name)
-        smoke_only = not res.smoke and len(plans) and bool(plans["smoke"].all())
-        if smoke_only:
-            _say(f"forestlab: only smoke runs (debug=smoke) are stored for {res.name}: they check that the "
-                 f"experiment runs, not its results; add debug=smoke to see them, or run `forestlab run "
-                 f"experiment={res.name}` for the real ones", err=True)
-        else:
-            smoke = " with debug=smoke" if res.smoke else ""
-            command = run_command or f"forestlab run experiment={res.name}{smoke.replace(' with', '')}"
-            _say(f"forestlab: no runs stored for this configuration of {res.name}{smoke}: run `{command}` first",
+        kind = shrunk_kind() if res.shrunk is None else None  # the kind stored shrunk plans are named by
+        if kind is not None and len(plans) and bool(plans["smoke"].all()):  # the store marks plans shrunk or not
+            _say(f"forestlab: only {kind.label} runs ({kind.option}) are stored for {res.name}: {kind.stored_only}; "
+                 f"add {kind.option} to see them, or run `forestlab run experiment={res.name}` for the real ones",
                  err=True)
+        else:
+            given = f" {res.shrunk.option}" if res.shrunk is not None else ""
+            command = run_command or f"forestlab run experiment={res.name}{given}"
+            _say(f"forestlab: no runs stored for this configuration of {res.name}{given and ' with' + given}: run "
+                 f"`{command}` first", err=True)
     return False
 
 
@@ -648,7 +650,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     """Show, per experiment, how many runs are planned, done, failed, pending, and stale (stored for an older
     configuration), from the store: the plan of the current configuration as `forestlab run` recorded it.
 
-    Smoke runs (`debug=smoke`) are shown on their own line (NAME[smoke]), never counted as stale runs of the
+    Shrunk runs (`debug=smoke`) are shown on their own line (NAME[smoke]), never counted as stale runs of the
     experiment. Without
     EXPERIMENT: every registered experiment, then any other experiment found in the store (single runs).
     """
@@ -683,9 +685,10 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
     """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
     plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
     Stale: stored runs the experiment planned once but neither of these plans holds."""
-    from forestlab.config import experiment_setting
+    from forestlab.config import experiment_setting, shrunk_kind
 
     current_smoke = bool(exp.smoke) if exp is not None else False
+    kind = shrunk_kind(exp)  # names the shrunk plan's line: NAME[smoke]
     loaded = {smoke: store.plan_for(name, plan_id=exp.plan_id) if exp is not None and smoke == current_smoke
               else store.plan_for(name, smoke=smoke) for smoke in (False, True)}
     kept = {k for plan in loaded.values() if plan is not None for k in plan.keys}
@@ -695,7 +698,7 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
     rows = []
     for smoke in (False, True):
         plan = loaded.get(smoke)
-        label = f"{name}[smoke]" if smoke else name
+        label = f"{name}[{kind.label if kind is not None else 'shrunk'}]" if smoke else name
         if plan is None:
             if exp is not None and smoke == current_smoke:  # the current configuration has not run yet
                 rows.append((label, str(exp.n_runs), "0", "0", str(exp.n_runs), "-" if smoke else str(stale)))

@@ -24,7 +24,16 @@ from omegaconf.errors import OmegaConfBaseException
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
-from forestlab.spec import Reports, build_reports, check_section, check_sections, closest, declared_keys, section_keys
+from forestlab.spec import (
+    Reports,
+    Shrunk,
+    build_reports,
+    check_section,
+    check_sections,
+    closest,
+    declared_keys,
+    section_keys,
+)
 
 # The checks import learners, metrics, protocols, selection and datasets inside their functions: those load numpy and
 # scikit-learn, which composing a config (`forestlab list`, `describe`) never needs.
@@ -228,6 +237,24 @@ def experiment_setting(name: str, key: str, default: Any = None) -> Any:
         return default
     exp = load_group_option("experiment", name).get("experiment") or {}
     return exp.get(key, default)
+
+
+@functools.lru_cache(maxsize=8)
+def _shrunk_kind(conf: str) -> Shrunk | None:
+    for name in group_options("debug"):
+        section = load_group_option("debug", name).get("shrunk")
+        if section is not None and load_group_option("debug", name).get("smoke"):
+            return Shrunk.of(_plain(section), f"shrunk (conf/debug/{name}.yaml)")
+    return None
+
+
+def shrunk_kind(experiment: Experiment | None = None) -> Shrunk | None:
+    """The kind of shrunk run of ``experiment`` when it is one, else the kind a stored shrunk plan is named by (the
+    store marks a plan shrunk or not): the first debug option (sorted) that sets ``smoke: true`` and a ``shrunk``
+    section. None when no debug option declares one."""
+    if experiment is not None and experiment.shrunk is not None:
+        return experiment.shrunk
+    return _shrunk_kind(str(conf_dir()))
 
 
 def choices_experiment() -> str | None:
@@ -625,8 +652,17 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         notes.append(f"limits.max_folds={limits['max_folds']} runs the first {limits['max_folds']} folds of each "
                      f"{protocol['n_folds']}-fold partition (the same runs as theirs in the full plan)")
     own_seeds = {str(k): int(v) for k, v in (_plain(exp.get("dataset_seeds")) or {}).items()}
-    if own_seeds and cfg.get("smoke", False):
-        notes.append(f"debug=smoke runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "
+    smoke = bool(cfg.get("smoke", False))
+    # a shrunk run's kind: its own `shrunk` section (debug=smoke's), else the first a debug option declares
+    if cfg.get("shrunk") is not None and not smoke:
+        raise ConfigError("shrunk: describes a kind of shrunk run and applies only with smoke: true (set by "
+                          "debug=smoke); remove it or set smoke=true")
+    shrunk = (Shrunk.of(_plain(cfg.shrunk)) if cfg.get("shrunk") is not None else shrunk_kind()) if smoke else None
+    if smoke and shrunk is None:
+        raise ConfigError("smoke: true marks shrunk runs, and no `shrunk` section says what they are called "
+                          "(conf/debug/smoke.yaml declares one): add debug=smoke")
+    if own_seeds and shrunk is not None and not shrunk.dataset_seeds:
+        notes.append(f"{shrunk.option} runs {int(cfg.seeds)} seed(s) of every dataset: experiment.dataset_seeds "
                      f"({', '.join(f'{k}: {v}' for k, v in own_seeds.items())}) is not applied")
         own_seeds = {}
     datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
@@ -663,7 +699,7 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
         seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
         paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
-        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes), reports=reports)
+        smoke=smoke, shrunk=shrunk, notes=tuple(notes), reports=reports)
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:

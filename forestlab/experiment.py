@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from forestlab.spec import ChoiceSpec, FigureSpec, Reports, TableSpec
+from forestlab.spec import ChoiceSpec, FigureSpec, Reports, Shrunk, TableSpec
 
 # Dataset config keys that document but do not change the data.
 COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
@@ -87,7 +87,8 @@ class Experiment:
     paths: dict[str, Any]
     launcher: dict[str, Any]
     limits: dict[str, Any] = field(default_factory=dict)
-    smoke: bool = False
+    smoke: bool = False  # a shrunk run (debug=smoke): part of the plan's identity
+    shrunk: Shrunk | None = None  # when smoke: what this kind of shrunk run is called and how it is treated
     notes: tuple[str, ...] = ()  # what the limits changed in what the user asked (printed by forestlab run)
     cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
     reports: Reports = field(default_factory=Reports)  # tables, figures, choices, claims: checked (forestlab.spec)

@@ -22,7 +22,17 @@ from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import Experiment
 from forestlab.metrics import direction, get_measure
-from forestlab.spec import CellSpec, ChoiceSpec, Context, FigureSpec, TableSpec, make_cell, make_figure, make_table
+from forestlab.spec import (
+    CellSpec,
+    ChoiceSpec,
+    Context,
+    FigureSpec,
+    Shrunk,
+    TableSpec,
+    make_cell,
+    make_figure,
+    make_table,
+)
 from forestlab.store import RecordedPlan, Store
 
 __all__ = ["ExperimentResults", "cell_label", "load_results", "summarise"]
@@ -77,7 +87,10 @@ class ExperimentResults:
     datasets_info : dict
         Per dataset, what the runs recorded about its data (``n_features``, ``feature_names``, ...).
     smoke : bool
-        Whether these are ``debug=smoke`` runs (shrunk: not the experiment's real results).
+        Whether these are shrunk runs (``debug=smoke``: not the experiment's real results).
+    shrunk : Shrunk or None
+        Their kind when they are shrunk runs (the experiment's ``shrunk`` settings): what the reports call them and
+        whether their claims are judged.
     left_out : tuple of str
         In a view for one table or figure (:meth:`restricted_to`), the datasets it names that the experiment lists
         but these runs' plan left out (``limits.max_datasets``, which ``debug=smoke`` sets): shown as a note.
@@ -99,6 +112,7 @@ class ExperimentResults:
     results_dir: Path | None = None
     datasets_info: dict[str, dict[str, Any]] = field(default_factory=dict)
     smoke: bool = False
+    shrunk: Shrunk | None = None
     seed: int = 0
     seeds: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # done / failed / pending among the planned runs
@@ -352,8 +366,9 @@ class ExperimentResults:
         """One sentence naming the datasets of :attr:`left_out` ('' when none)."""
         if not self.left_out:
             return ""
-        return (f"Not shown: {', '.join(self.left_out)}, which these runs' plan left out (limits.max_datasets, "
-                "which debug=smoke sets, keeps only the experiment's first datasets)")
+        sets = f", which {self.shrunk.option} sets," if self.shrunk is not None else ""
+        return (f"Not shown: {', '.join(self.left_out)}, which these runs' plan left out (limits.max_datasets{sets} "
+                "keeps only the experiment's first datasets)")
 
     def only_datasets(self, datasets: Sequence[str]) -> ExperimentResults:
         """A view of these results restricted to some of the planned datasets (a figure about a few of them).
@@ -440,17 +455,19 @@ def load_results(experiment: Experiment, results_dir: str | Path, *,
                 return None
             # no config is composed for it: it has no spec (nor tables, figures, choices) of its own
             return _read(store, plan, name=name, study=experiment.study, spec={"optimistic_algorithms": []},
-                         smoke=smoke, seed=seed, seeds=seeds, metrics=metrics, sibling_loader=sibling)
+                         smoke=smoke, shrunk=experiment.shrunk, seed=seed, seeds=seeds, metrics=metrics,
+                         sibling_loader=sibling)
 
     with Store(results_dir, readonly=True) as store:
         plan = store.plan_for(experiment.name, plan_id=experiment.plan_id)
         res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment),
-                    smoke=smoke, seed=seed, seeds=seeds, metrics=metrics, sibling_loader=sibling)
+                    smoke=smoke, shrunk=experiment.shrunk, seed=seed, seeds=seeds, metrics=metrics,
+                    sibling_loader=sibling)
     return res.with_choices(experiment.choices)
 
 
 def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | None, spec: dict[str, Any],
-          smoke: bool, seed: int, seeds: int, metrics: Sequence[str],
+          smoke: bool, shrunk: Shrunk | None, seed: int, seeds: int, metrics: Sequence[str],
           sibling_loader: Callable[[str], ExperimentResults | None]) -> ExperimentResults:
     """The results of one recorded plan (None: nothing recorded, an empty plan) from an open store."""
     planned = plan.runs if plan is not None else pd.DataFrame(columns=ID_COLUMNS)
@@ -477,7 +494,8 @@ def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | No
     runs = labelled.join(values, on="key") if len(done) else pd.DataFrame(columns=ID_COLUMNS)
     return ExperimentResults(
         name=name, study=study, spec=spec, planned=planned[ID_COLUMNS], runs=runs.reset_index(drop=True),
-        results_dir=store.results_dir, datasets_info=info, smoke=smoke, seed=seed, seeds=seeds, counts=counts,
+        results_dir=store.results_dir, datasets_info=info, smoke=smoke, shrunk=shrunk,
+        seed=seed, seeds=seeds, counts=counts,
         arrays_loader=load, sibling_loader=sibling_loader)
 
 

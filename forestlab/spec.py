@@ -33,9 +33,9 @@ from forestlab.errors import ConfigError
 
 __all__ = ["ALGORITHM", "ALGORITHMS", "DATASETS", "SECTIONS", "Bool", "CellSpec", "ChoiceSpec", "Context", "Field",
            "FigureKind", "FigureSpec", "Int", "Known", "ListOf", "MappingOf", "Real", "Record", "Registered",
-           "Reports", "TableSpec", "Text", "add_kind_loader", "build_reports", "check_mapping", "check_section",
-           "check_sections", "closest", "declared_keys", "figure_kinds", "make_cell", "make_choice", "make_figure",
-           "make_table", "register_figure_kind", "section_keys"]
+           "Reports", "Shrunk", "TableSpec", "Text", "add_kind_loader", "build_reports", "check_mapping",
+           "check_section", "check_sections", "closest", "declared_keys", "figure_kinds", "make_cell", "make_choice",
+           "make_figure", "make_table", "register_figure_kind", "section_keys"]
 
 MAX_SEED = 2**63 - 1  # the store keeps the base seed as an SQLite INTEGER
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -707,6 +707,40 @@ class DaskAddress(Constraint):
         return "a dask scheduler address like tcp://HOST:8786 (or null)"
 
 
+@dataclass(frozen=True)
+class Shrunk:
+    """A kind of shrunk run (``smoke: true``): what it is called and how it is treated, as its ``shrunk`` section
+    declares it (conf/debug/smoke.yaml). The code reads these settings, never the word: another debug option with
+    ``smoke: true`` and a ``shrunk`` section of its own is another kind."""
+
+    label: str  # names its outputs: NAME-<label> folders, report-<label>, status's NAME[<label>]
+    option: str  # the override that asks for such runs
+    judged: bool  # whether claims are judged on them (False: each is NOT TESTED, the test's answer kept)
+    dataset_seeds: bool  # whether experiment.dataset_seeds applies
+    heading: str  # after the experiment's name atop a table or comparison
+    banner: str  # atop every page of the site (`code` in backticks)
+    figure_note: str  # under each figure
+    comparison: str  # under a comparison's heading
+    claims_note: str  # beside a comparison's claims heading
+    unjudged: str  # a claim's evidence on them, when they are not judged
+    stored_only: str  # why they are not shown, when only such runs are stored for an experiment
+
+    FIELDS: ClassVar[dict[str, Field]]
+
+    @classmethod
+    def of(cls, section: Mapping[str, Any], where: str = "shrunk") -> Shrunk:
+        """The kind a ``shrunk`` section declares (checked: every key, every value)."""
+        check_mapping(section, cls.FIELDS, where, Context())
+        return cls(**{k: f.default if section.get(k) is None else section[k] for k, f in cls.FIELDS.items()})
+
+
+_TEXT = Field(Text(), required=True, nullable=False)
+Shrunk.FIELDS = {"label": Field(Name(), required=True, nullable=False),
+                 "option": Field(Text(), required=True, nullable=False),
+                 "judged": Field(Bool(), True), "dataset_seeds": Field(Bool(), True),
+                 **{k: _TEXT for k in ("heading", "banner", "figure_note", "comparison", "claims_note", "unjudged",
+                                       "stored_only")}}
+
 _LIMIT = Field(Int(1))
 SECTIONS: dict[str, dict[str, Field]] = {
     "": {"dataset": Field(Section(), required=True, nullable=False),
@@ -717,7 +751,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
          "experiment": Field(Section(), required=True, nullable=False),
          "seed": Field(Int(0, MAX_SEED), required=True, nullable=False),
          "seeds": Field(Int(1), required=True, nullable=False),
-         "metrics": Field(), "smoke": Field(Bool()), "limits": Field(Section())},
+         "metrics": Field(), "smoke": Field(Bool()), "limits": Field(Section()),
+         "shrunk": Field(Section())},  # what a kind of shrunk run (smoke: true) is called: Shrunk
     "algorithm": {k: Field() for k in ("name", "estimator", "seed_tag", "params", "grid", "selection",
                                        "description")},
     "protocol": {k: Field() for k in ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit",
@@ -740,6 +775,7 @@ SECTIONS: dict[str, dict[str, Field]] = {
                    # how the command line treats the experiment (conf/experiment/single.yaml sets them)
                    "from_choices": Field(Bool(), False), "listed": Field(Bool(), True),
                    "prints_runs": Field(Bool(), False), "other_choices_stale": Field(Bool(), True)},
+    "shrunk": Shrunk.FIELDS,
 }
 
 
@@ -777,7 +813,7 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     """The top level of the composed config and its sections launcher, paths, limits and experiment (the datasets,
     algorithms and protocol are checked as the experiment uses them)."""
     check_section("", cfg)
-    for section in ("launcher", "paths", "limits", "experiment", "protocol"):
+    for section in ("launcher", "paths", "limits", "experiment", "protocol", "shrunk"):
         if cfg.get(section) is not None:
             check_section(section, cfg[section])
 

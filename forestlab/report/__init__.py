@@ -26,7 +26,8 @@ def experiment_results(experiment: Experiment) -> ExperimentResults:
 
 
 def output_dir(experiment: Experiment, kind: str) -> Path:
-    """``<reports_dir>/<kind>/<experiment>`` (``<experiment>-smoke`` for smoke runs, which never overwrite the
-    experiment's own tables and figures)."""
+    """``<reports_dir>/<kind>/<experiment>`` (``<experiment>-<label>`` for shrunk runs, ``-smoke`` for
+    ``debug=smoke``'s: they never overwrite the experiment's own tables and figures)."""
     root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
-    return root / kind / (f"{experiment.name}-smoke" if experiment.smoke else experiment.name)
+    shrunk = experiment.shrunk
+    return root / kind / (experiment.name if shrunk is None else f"{experiment.name}-{shrunk.label}")

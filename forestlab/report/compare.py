@@ -23,7 +23,7 @@ from forestlab.report.model import (
     fmt_number,
     read_layout,
     read_published,
-    smoke_note,
+    shrunk_note,
 )
 from forestlab.report.tables import to_markdown
 from forestlab.results import ExperimentResults
@@ -85,11 +85,9 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
     claims = res.claims()
     if not layouts and not claims:
         return ""
-    out: list[str] = [f"== {res.name} ({res.study or 'no study'}){smoke_note(res.smoke)} =="]
-    if res.smoke:
-        out.append("These are smoke runs (debug=smoke: one seed, two datasets, ten trees): they check that the "
-                   "experiment runs, they do not reproduce it; no claim is judged on them (each is NOT TESTED, "
-                   "its test's answer on them shown as a check of the code).")
+    out: list[str] = [f"== {res.name} ({res.study or 'no study'}){shrunk_note(res.shrunk)} =="]
+    if res.shrunk is not None:
+        out.append(res.shrunk.comparison)
     if res.counts.get("done", 0) == 0:
         out.append(f"no runs stored for this configuration of {res.name} yet: run `forestlab run "
                    f"experiment={res.name}` first")
@@ -116,8 +114,7 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
             written[f"{layout.name}_pairs.csv"] = csv
     res = everything
     if claims:
-        out.append("\n-- claims" + (" (smoke runs: none is judged; each test runs as a check of the code)"
-                                     if res.smoke else ""))
+        out.append("\n-- claims" + (f" ({res.shrunk.claims_note})" if res.shrunk is not None else ""))
         for name, j in zip(claims, judge_all_cached(claims, res), strict=True):
             r = j.result
             out.append(f"[{j.verdict}] {name}: {r.claim}\n    test: {r.test}\n    evidence: {r.evidence}")

@@ -113,8 +113,8 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
         view = res.restricted_to(spec)
         fig = drawing(spec.kind)(view, spec) if view.datasets else _nothing_to_draw(view, spec)
         notes = [view.left_out_note()] if view.left_out else []
-        if res.smoke:
-            notes.append("SMOKE RUNS (debug=smoke): a check that the code runs, not the experiment's results")
+        if res.shrunk is not None:
+            notes.append(res.shrunk.figure_note)
         if notes:
             _footer(fig, notes)
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -39,14 +39,14 @@ import pandas as pd
 
 from forestlab.errors import ConfigError
 from forestlab.results import ExperimentResults, as_cell, measure_value, summarise
-from forestlab.spec import CellSpec, Context, TableSpec, make_table
+from forestlab.spec import CellSpec, Context, Shrunk, TableSpec, make_table
 from forestlab.stats import higher_is_better, paired_t_test, paired_values
 from forestlab.studies import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, NOT_TESTED, get_study
 
 __all__ = ["AGREE", "DISAGREE", "GAP", "MARKS", "MEASURE", "NO_RUN", "SINGLE", "VERDICTS", "Agreement", "Cell",
            "Column", "Comparison", "Layout", "Row", "TableModel", "agreement", "build_model", "cell_digits",
            "comparisons", "fmt_number", "fmt_p", "fmt_value", "published_key", "read_layout", "read_published",
-           "rows", "smoke_note"]
+           "rows", "shrunk_note"]
 
 #: The verdicts of a claim, in the order the reports count them (:func:`forestlab.studies.judge`).
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED)
@@ -114,9 +114,10 @@ def fmt_p(p: float | None) -> str:
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
-def smoke_note(smoke: bool) -> str:
-    """The words a table or comparison of smoke runs carries after the experiment's name."""
-    return " (SMOKE RUNS: `debug=smoke`, shrunk to seconds; not the experiment's results)" if smoke else ""
+def shrunk_note(shrunk: Shrunk | None) -> str:
+    """The words a table or comparison of shrunk runs carries after the experiment's name (their kind's
+    ``heading``: debug=smoke's)."""
+    return f" ({shrunk.heading})" if shrunk is not None else ""
 
 
 # -- the spec, read once ------------------------------------------------------------------------------------------
@@ -468,7 +469,7 @@ class TableModel:
     rows: tuple[Row, ...]
     comparisons: tuple[Comparison, ...]
     left_out: str  # a sentence naming the datasets its plan left out ('' when none)
-    smoke: bool
+    shrunk: Shrunk | None  # the kind of shrunk run its runs are (debug=smoke), None for real runs
 
     @property
     def name(self) -> str:
@@ -557,4 +558,4 @@ def build_model(res: ExperimentResults, spec: TableSpec | Mapping[str, Any], dat
     table_rows = rows(res, layout) if res.algorithms else None  # None: nothing planned yet
     comps = comparisons(res, layout, table_rows, datasets) if with_published else ()
     return TableModel(layout=layout, experiment=res.name, rows=table_rows or (), comparisons=comps,
-                      left_out=res.left_out_note(), smoke=res.smoke)
+                      left_out=res.left_out_note(), shrunk=res.shrunk)

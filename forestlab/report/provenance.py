@@ -26,8 +26,9 @@ from forestlab.store import Store
 # The distributions whose versions decide or draw the numbers (PyPI names).
 PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "joblib", "osqp", "matplotlib", "hydra-core", "omegaconf",
             "scikit-posthocs", "statsmodels", "markdown-it-py")
-# Composed-config sections that say where files go and how many workers run: they change no number.
-NOT_HASHED = ("paths", "launcher")
+# Composed-config sections that say where files go, how many workers run and how shrunk runs are named and judged
+# (debug=smoke's `shrunk` section; its `smoke: true`, seeds and limits are hashed): they change no number.
+NOT_HASHED = ("paths", "launcher", "shrunk")
 
 
 def package_versions() -> dict[str, str]:

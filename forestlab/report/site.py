@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from forestlab import __version__
-from forestlab.config import conf_dir, experiments_dir, list_options, load_experiment, resolve_path
+from forestlab.config import conf_dir, experiments_dir, list_options, load_experiment, resolve_path, shrunk_kind
 from forestlab.errors import ConfigError, ForestlabError, StoreError
 from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
@@ -57,7 +57,7 @@ from forestlab.report.model import (
     rows,
 )
 from forestlab.results import ExperimentResults
-from forestlab.spec import FigureSpec, TableSpec
+from forestlab.spec import FigureSpec, Shrunk, TableSpec
 from forestlab.stats import pair_table
 from forestlab.store import Store
 from forestlab.studies import STUDIES, judge_all_cached
@@ -270,7 +270,7 @@ def _table_view(res: ExperimentResults, spec: TableSpec, site: Path, exp_dir: st
     except Exception as exc:  # a report never crashes on one table: it says what went wrong in its place
         view.reproduced_error = _error_text(exc)
     if res.counts.get("done") and table_rows is not None:
-        view.reproduced = TableModel(layout, res.name, table_rows, (), view.left_out, res.smoke).display()
+        view.reproduced = TableModel(layout, res.name, table_rows, (), view.left_out, res.shrunk).display()
     if layout.published:
         try:
             if view.reproduced_error:
@@ -387,7 +387,7 @@ def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
     ov = list(overrides)
     view = ExperimentView(exp=exp, res=res, overrides=ov, runs=prov.runs_provenance(res, exp.plan_id),
                           config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))
-    exp_dir = _slug(f"{exp.name}-smoke" if exp.smoke else exp.name)
+    exp_dir = _slug(exp.name if exp.shrunk is None else f"{exp.name}-{exp.shrunk.label}")
     for spec in res.tables():
         try:
             table_res = res.restricted_to(spec)
@@ -433,11 +433,12 @@ def _other_plans(res: ExperimentResults, exp: Experiment) -> list[str]:
     with Store(res.results_dir, readonly=True) as store:
         plans = store.plans(exp.name)
     out = []
+    kind = shrunk_kind(exp)  # the override that asks for shrunk runs, or that these are
     for row in plans.itertuples():
         summary = row.summary
         diffs = []
-        if summary.get("smoke") != exp.smoke:
-            diffs.append("debug=smoke" if summary.get("smoke") else "without debug=smoke")
+        if summary.get("smoke") != exp.smoke and kind is not None:
+            diffs.append(kind.option if summary.get("smoke") else f"without {kind.option}")
         if summary.get("seeds") != exp.seeds:
             diffs.append(f"seeds={summary.get('seeds')}")
         if summary.get("seed") != exp.seed:
@@ -480,9 +481,9 @@ def _readme_path(study: str | None) -> Path | None:
 # ---------------------------------------------------------------------------------------------------------------
 # HTML
 # ---------------------------------------------------------------------------------------------------------------
-def _page(title: str, body: str, *, smoke: bool, footer: str) -> str:
-    banner = ('<p class="smoke-banner">SMOKE RUNS (<code>debug=smoke</code>): one seed, two datasets, ten trees. '
-              "They check that the code runs; they are not the experiments' results.</p>" if smoke else "")
+def _page(title: str, body: str, *, shrunk: Shrunk | None, footer: str) -> str:
+    banner = "" if shrunk is None else \
+        f'<p class="smoke-banner">{_code_spans(html.escape(shrunk.banner, quote=False))}</p>'  # shrunk runs' words
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -796,7 +797,7 @@ def _toc_entry(ev: ExperimentView) -> str:
             + (f"<ul>{items}</ul>" if items else "") + "</li>")
 
 
-def _study_page(study: StudyView, footer: str, smoke: bool, overrides: Sequence[str] = ()) -> str:
+def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides: Sequence[str] = ()) -> str:
     toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> '
            f"({'cannot be resolved' if b.built else 'could not be built'})</li>" for b in study.broken]
     toc += [ev.toc for ev in study.experiments]
@@ -834,10 +835,10 @@ def _study_page(study: StudyView, footer: str, smoke: bool, overrides: Sequence[
     elif study.key != OTHER:
         body.append(f'<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2><p class="placeholder">'
                     f"No <code>experiments/{esc(study.key)}/README.md</code> yet.</p></section>")
-    return _page(f"{study.key}: {study.title}", "".join(body), smoke=smoke, footer=footer)
+    return _page(f"{study.key}: {study.title}", "".join(body), shrunk=shrunk, footer=footer)
 
 
-def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint: str) -> str:
+def _index_page(studies: list[StudyView], footer: str, shrunk: Shrunk | None, seconds_hint: str) -> str:
     rows = []
     for s in studies:
         counts = s.counts()
@@ -856,9 +857,21 @@ def _index_page(studies: list[StudyView], footer: str, smoke: bool, seconds_hint
              "<p>A published cell is <em>reproduced</em> when it lies within 2 standard deviations of our mean "
              "over the seeds. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
              "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing or too few for its "
-             "test to go either way, and on smoke runs.</p>")
+             f"test to go either way{_unjudged_runs(shrunk)}.</p>")
     body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
-    return _page("forestlab reproduction report", body, smoke=smoke, footer=footer)
+    return _page("forestlab reproduction report", body, shrunk=shrunk, footer=footer)
+
+
+def _unjudged_runs(shrunk: Shrunk | None) -> str:
+    """', and on <label> runs' when the report's kind of shrunk run (else the one a debug option declares) is not
+    judged."""
+    kind = shrunk if shrunk is not None else shrunk_kind()
+    return f", and on {esc(kind.label)} runs" if kind is not None and not kind.judged else ""
+
+
+def _code_spans(text: str) -> str:
+    """`code` spans of a configured sentence as <code> (the text already escaped)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
 def _footer(generated: float, overrides: Sequence[str], views: Iterable[ExperimentPart]) -> str:
@@ -887,10 +900,10 @@ def _footer(generated: float, overrides: Sequence[str], views: Iterable[Experime
 # Building the site
 # ---------------------------------------------------------------------------------------------------------------
 def site_dir(experiment: Experiment) -> Path:
-    """``<reports_dir>/report`` (``report-smoke`` for smoke runs), ``reports_dir`` defaulting to the results
-    folder."""
+    """``<reports_dir>/report`` (``report-<label>`` for shrunk runs: ``report-smoke``), ``reports_dir`` defaulting
+    to the results folder."""
     root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
-    return root / ("report-smoke" if experiment.smoke else "report")
+    return root / ("report" if experiment.shrunk is None else f"report-{experiment.shrunk.label}")
 
 
 def _check_overrides(overrides: Sequence[str]) -> Any:
@@ -958,10 +971,10 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
         studies = gather(parts)
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
-            (tmp / study.page).write_text(_study_page(study, footer, base.smoke, overrides), encoding="utf-8")
+            (tmp / study.page).write_text(_study_page(study, footer, base.shrunk, overrides), encoding="utf-8")
         hint = (f"Built by <code>{esc(shlex.join(['forestlab', 'report', *overrides]))}</code> in "
                 f"{time.perf_counter() - t0:.1f} s from the store; no run was recomputed.")
-        (tmp / "index.html").write_text(_index_page(studies, footer, base.smoke, hint), encoding="utf-8")
+        (tmp / "index.html").write_text(_index_page(studies, footer, base.shrunk, hint), encoding="utf-8")
         old = target.parent / f".{target.name}.old-{os.getpid()}"
         if target.exists():
             target.rename(old)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from forestlab.report.model import TableModel, build_model, smoke_note
+from forestlab.report.model import TableModel, build_model, shrunk_note
 from forestlab.results import ExperimentResults
 
 __all__ = ["render_tables", "table_files", "to_latex", "to_markdown"]
@@ -46,7 +46,7 @@ def to_latex(df: pd.DataFrame, caption: str) -> str:
 def table_files(model: TableModel) -> dict[str, str]:
     """The Markdown, CSV and LaTeX texts of one table, by file name."""
     display = model.display()
-    md = (f"# {model.title}\n\nExperiment `{model.experiment}`{smoke_note(model.smoke)}; {model.note()}.\n\n"
+    md = (f"# {model.title}\n\nExperiment `{model.experiment}`{shrunk_note(model.shrunk)}; {model.note()}.\n\n"
           + to_markdown(display))
     return {f"{model.name}.md": md,
             f"{model.name}.csv": model.frame().to_csv(index=False, float_format="%.6g"),

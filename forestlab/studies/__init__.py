@@ -10,8 +10,9 @@ it with :func:`judge`, or the claims of one experiment together with :func:`judg
 A verdict has four values. The claim's own test, on the per-seed results, says whether it holds, or that it is NOT
 TESTED: the runs it needs are missing, or the data at hand could only have given one answer (a rule "on every dataset
 but at most one" cannot fail on one dataset; "significant on at least 4 datasets" cannot hold on 3). A claim states
-the least data its test needs to go either way through :func:`verdict`. Smoke runs (``debug=smoke``) are never
-judged: every claim on them is NOT TESTED, its test's answer on them kept in the evidence as a check of the code.
+the least data its test needs to go either way through :func:`verdict`. Shrunk runs whose kind is not judged
+(``shrunk.judged: false``: ``debug=smoke``) are never judged: every claim on them is NOT TESTED, its test's answer on
+them kept in the evidence (after the kind's ``unjudged`` words) as a check of the code.
 
 A verdict that resamples of the seeds would overturn is INCONCLUSIVE: :func:`judge` re-evaluates the claim on
 bootstrap resamples of the repetitions (the same draw for every dataset, algorithm and combined experiment) and
@@ -50,7 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from forestlab.config import experiments_dir
+from forestlab.config import experiments_dir, shrunk_kind
 from forestlab.errors import ConfigError
 from forestlab.experiment import content_hash
 from forestlab.results import ExperimentResults
@@ -65,7 +66,6 @@ PUBLISHED_COLUMNS = ("dataset", "algorithm", "metric", "value")
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED = "HOLDS", "DOES NOT HOLD", "INCONCLUSIVE", "NOT TESTED"
 N_RESAMPLES = 200  # bootstrap resamples of the seeds behind each verdict
 MIN_AGREEMENT = 0.8  # share of them that must agree with the verdict on all the runs
-SMOKE_REASON = "smoke runs (debug=smoke: shrunk to check that the code runs), never judged"
 
 
 @dataclass(frozen=True)
@@ -243,8 +243,8 @@ def judge(name: str, res: ExperimentResults, *, n_resamples: int = N_RESAMPLES, 
     ``np.random.default_rng(seed + i)`` by ``res.resample_repetitions``, so the verdict is reproducible); when the
     share of resamples giving the same answer (a resample where it cannot be tested counts as disagreeing) is below
     ``min_agreement`` the verdict is INCONCLUSIVE, else HOLDS or DOES NOT HOLD. With a single repetition there is
-    nothing to resample and the verdict is the claim's own. On smoke runs every claim is NOT TESTED (its test's
-    answer on them is kept in the evidence).
+    nothing to resample and the verdict is the claim's own. On shrunk runs of a kind that is not judged
+    (``debug=smoke``) every claim is NOT TESTED (its test's answer on them is kept in the evidence).
     """
     return judge_all([name], res, n_resamples=n_resamples, seed=seed, min_agreement=min_agreement)[0]
 
@@ -255,8 +255,9 @@ def judge_all(names: Sequence[str], res: ExperimentResults, *, n_resamples: int 
     draws, hence the same verdicts, as one :func:`judge` call per claim)."""
     funcs = [find_claim(name)[1] for name in names]
     results = [func(res) for func in funcs]
-    if res.smoke:  # shrunk runs check the code: the claim's test runs, its answer is no verdict
-        return [Judgement(name, replace(r, holds=None, evidence=f"{SMOKE_REASON}; on them the test gives "
+    kind = res.shrunk if res.shrunk is not None else shrunk_kind() if res.smoke else None
+    if kind is not None and not kind.judged:  # they check the code: the claim's test runs, its answer is no verdict
+        return [Judgement(name, replace(r, holds=None, evidence=f"{kind.unjudged}; on them the test gives "
                                         f"{'no answer' if r.holds is None else HOLDS if r.holds else DOES_NOT_HOLD}"
                                         f": {r.evidence}"), NOT_TESTED, None)
                 for name, r in zip(names, results, strict=True)]
