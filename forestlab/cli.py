@@ -543,7 +543,7 @@ def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (d
                  f"`{_tables_command(exp, experiment, overrides)}`", err=True)
 
 
-def _tables_command(exp: Any, experiment: str | None, overrides: Sequence[str] | None) -> str:
+def _tables_command(exp: Experiment, experiment: str | None, overrides: Sequence[str] | None) -> str:
     """The `forestlab tables` command for the same runs (single runs are chosen by their overrides)."""
     experiment, overrides = _split_args(experiment, overrides)
     if exp.from_choices:
