@@ -415,7 +415,7 @@ def _report_spec(experiment: Experiment) -> dict[str, Any]:
     # the checked specs, built once with the experiment
     spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
     spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
-                                     if a.selection.get("kind") == "test"] + \
+                                     if a.selection.optimistic] + \
         [c.name for c in choices]  # chosen after the fact on the test folds
     return spec
 
@@ -431,7 +431,7 @@ def load_results(experiment: Experiment, results_dir: str | Path, *,
     smoke flag and limits.
     """
     results_dir = Path(results_dir)
-    seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits
+    seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits.as_dict()
 
     def sibling(name: str) -> ExperimentResults | None:
         with Store(results_dir, readonly=True) as store:

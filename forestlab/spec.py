@@ -799,3 +799,310 @@ def declared_keys(parent: str, kind: str | None = None) -> tuple[str, ...]:
         options = kinds[kind].options if kind in kinds else every
         return (*FIGURE_FIELDS, *options)
     return ()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The settings of a run: the protocol and its model selection, the limits, the launcher and the paths, each a frozen
+# dataclass built once from its section of the composed config (by forestlab.config.resolve), its keys and values
+# checked by the declarations above and below. ``as_dict()`` gives the section as it was written (same keys, same
+# values): that dict is what plan ids, run keys, plan records and worker payloads hash and carry, so typing the
+# settings changes none of them.
+# ---------------------------------------------------------------------------------------------------------------
+#: The valid values of ``protocol.kind``, in the order messages list them.
+PROTOCOL_KINDS = ("holdout", "kfold", "resample")
+#: The valid values of ``selection.kind``.
+SELECTION_KINDS = ("none", "oob", "cv", "test")
+DEFAULT_FOLDS = 5
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Base of the settings classes: ``given`` keeps which keys the section wrote, in order, for :meth:`as_dict`."""
+
+    SECTION: ClassVar[str]
+    given: tuple[str, ...] = field(default=(), repr=False, compare=False, kw_only=True)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The section as written: the keys it gave, with their values."""
+        return {key: getattr(self, key) for key in self.given}
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> _Settings:
+        """The settings of a section of the composed config (a plain mapping), checked against its declaration."""
+        section = dict(section or {})
+        check_section(cls.SECTION, section)
+        return cls(**section, given=tuple(section))
+
+
+@dataclass(frozen=True)
+class Limits(_Settings):
+    """``limits``: caps applied to every run of the experiment (None: no cap); ``debug=smoke`` sets them."""
+
+    SECTION: ClassVar[str] = "limits"
+    max_datasets: int | None = None
+    max_estimators: int | None = None
+    max_runs: int | None = None
+    max_trees: int | None = None
+    max_generated_values: int | None = None
+    max_folds: int | None = None
+
+
+@dataclass(frozen=True)
+class Launcher(_Settings):
+    """``launcher``: how the runs are spread (joblib's backend, its workers, a dask scheduler's address)."""
+
+    SECTION: ClassVar[str] = "launcher"
+    backend: str = "loky"
+    n_jobs: int = 1
+    scheduler: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> Launcher:
+        launcher = super().from_config(section)
+        if launcher.backend != "dask" and launcher.scheduler:
+            raise ConfigError(f"launcher.scheduler={launcher.scheduler} is a dask scheduler, but the launcher is "
+                              f"{launcher.backend}: add launcher=dask (or drop the address)")
+        return launcher  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Paths(_Settings):
+    """``paths``: where the data, the results, the reports and the log live (the folders' own rules:
+    :func:`forestlab.config.check_paths`, which looks at the file system)."""
+
+    SECTION: ClassVar[str] = "paths"
+    root_dir: str | None = None
+    data_dir: str | None = None
+    results_dir: str | None = None
+    reports_dir: str | None = None
+    mirror: str | None = None
+    download: bool = True
+    log_file: str | None = None
+    log_max_bytes: int | None = 5_000_000
+    log_backup_count: int | None = 5
+
+    @property
+    def reports_root(self) -> str:
+        """Where tables/ and figures/ are written: ``reports_dir``, else ``results_dir``."""
+        return str(self.reports_dir or self.results_dir)
+
+
+def _selection_metric_error(metric: str) -> str | None:
+    from forestlab.metrics import METRICS  # local: metrics loads numpy and scikit-learn
+
+    if metric in METRICS and METRICS[metric].kind in ("label", "score"):
+        return None
+    valid = sorted(n for n, m in METRICS.items() if m.kind in ("label", "score"))
+    return f"'{metric}' cannot select a model; valid metrics: {', '.join(valid)}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a learner's grid is searched (:mod:`forestlab.selection`): ``kind`` none, oob, cv (``folds`` inner
+    folds, scored by ``metric``, optionally on a cheaper ``proxy``) or test (optimistic: the test set chooses).
+
+    Built by :meth:`from_config` from ``protocol.selection`` or ``algorithm.selection`` as written: None means
+    none, a string is the kind alone (none or oob), a mapping has the keys of :attr:`FIELDS`."""
+
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "kind": Field(Options(SELECTION_KINDS)), "metric": Field(Text()), "folds": Field(Int(2)),
+        "proxy": Field(MappingOf(Text(), Anything())),
+    }
+    kind: str = "none"
+    metric: str | None = None
+    folds: int | None = None
+    proxy: Mapping[str, Any] | None = None
+
+    @property
+    def optimistic(self) -> bool:
+        """The test set took part in the choice (kind test): tables label such cells."""
+        return self.kind == "test"
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{kind, metric, folds}`` (and ``proxy`` when given): the normalised form the run keys hash."""
+        out: dict[str, Any] = {"kind": self.kind, "metric": self.metric, "folds": self.folds}
+        if self.proxy is not None:  # only when given: every other selection's dict (and its runs' keys) unchanged
+            out["proxy"] = dict(self.proxy)
+        return out
+
+    @classmethod
+    def from_config(cls, selection: Mapping[str, Any] | str | Selection | None) -> Selection:
+        """The selection of a config value; a one-line ConfigError naming ``protocol.selection`` when invalid:
+        ``metric`` is required for cv and test and must be a label or score metric; for oob it is risk (the
+        out-of-bag error is a risk); ``folds`` (cv only, default 5) an integer >= 2; ``proxy`` (cv only) a
+        non-empty mapping of parameter overrides."""
+        if isinstance(selection, Selection):
+            return selection
+        if selection is None:
+            selection = {"kind": "none"}
+        elif isinstance(selection, str):
+            selection = {"kind": selection}
+        elif not isinstance(selection, Mapping):
+            raise ConfigError(f"protocol.selection must be a kind ({', '.join(SELECTION_KINDS)}) or a mapping "
+                              f"{{kind, metric, folds}}, got {selection!r}")
+        unknown = sorted(str(k) for k in selection if k not in cls.FIELDS)
+        if unknown:
+            raise ConfigError(f"protocol.selection.{unknown[0]} is not a selection setting (valid: "
+                              f"{', '.join(cls.FIELDS)}){closest(unknown[0], list(cls.FIELDS))}")
+        kind = selection.get("kind", "none")
+        kind = "none" if kind is None else kind
+        problem = cls.FIELDS["kind"].constraint.error(kind, Context())
+        if problem is not None:
+            raise ConfigError(f"protocol.selection kind {problem}")
+        if kind == "none":
+            return cls()
+        if selection.get("proxy") is not None and kind != "cv":
+            raise ConfigError(f"protocol.selection.proxy is for kind cv (inner folds scored with a cheaper "
+                              f"stand-in), not kind {kind}")
+        metric = selection.get("metric")
+        if kind == "oob":
+            if metric not in (None, "risk"):
+                raise ConfigError(f"protocol.selection kind oob compares out-of-bag errors (metric risk), not "
+                                  f"{metric!r}; use kind cv to select on another metric")
+            return cls("oob", "risk")
+        if metric is None:
+            raise ConfigError(f"protocol.selection kind {kind} needs a metric, e.g. "
+                              f"selection: {{kind: {kind}, metric: auc}}")
+        problem = _selection_metric_error(metric) if isinstance(metric, str) else f"{metric!r} is not a metric name"
+        if problem is not None:
+            raise ConfigError(f"protocol.selection.metric: {problem}")
+        if kind == "test":
+            return cls("test", metric)
+        folds = selection.get("folds")
+        folds = DEFAULT_FOLDS if folds is None else folds
+        if isinstance(folds, bool) or not hasattr(folds, "__index__") or folds < 2:
+            raise ConfigError(f"protocol.selection.folds must be an integer >= 2, got {folds!r}")
+        proxy = selection.get("proxy")
+        if proxy is not None:
+            if not isinstance(proxy, Mapping) or not proxy or not all(isinstance(k, str) for k in proxy):
+                raise ConfigError(f"protocol.selection.proxy must be a non-empty mapping of parameter overrides, "
+                                  f"got {proxy!r}")
+            proxy = {str(k): proxy[k] for k in sorted(proxy)}
+        return cls("cv", metric, int(folds), proxy)
+
+
+@dataclass(frozen=True)
+class Size(Constraint):
+    """A holdout size: an integer count >= 1 or a fraction in (0, 1)."""
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if value is None:
+            return f"must be set ({self})"
+        if is_int(value):
+            return None if value >= 1 else f"must be >= 1, got {value}"
+        if isinstance(value, float):
+            return None if 0.0 < value < 1.0 else f"as a fraction must be in (0, 1), got {value}"
+        return f"must be an integer or a fraction, got {value!r}"
+
+    def __str__(self) -> str:
+        return "an integer number of points or a fraction in (0, 1)"
+
+
+@dataclass(frozen=True)
+class Count(Constraint):
+    """An integer >= ``low``, as protocol kind ``kind`` needs it."""
+
+    low: int
+    kind: str
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if not is_int(value):
+            return f"must be an integer >= {self.low} for kind {self.kind}, got {value!r}"
+        return None if value >= self.low else f"must be >= {self.low} for kind {self.kind}, got {value}"
+
+    def __str__(self) -> str:
+        return f"an integer >= {self.low}"
+
+
+@dataclass(frozen=True)
+class Refused(Constraint):
+    """A value that must not be set (or true): ``why`` says what to do instead."""
+
+    why: str
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        return None if not value else self.why
+
+
+#: The rules of each protocol kind's keys (beyond :data:`SECTIONS` ``protocol``): a key a kind does not list is not
+#: checked for it (the config's other kinds' keys may be there, composed from a base).
+PROTOCOL_RULES: dict[str, dict[str, Field]] = {
+    "holdout": {"train_size": Field(Size(), required=True, nullable=False), "test_size": Field(Size())},
+    "kfold": {"n_folds": Field(Count(2, "kfold"), required=True, nullable=False)},
+    "resample": {
+        "train_size": Field(Count(2, "resample"), required=True, nullable=False),
+        "test_size": Field(Count(0, "resample"), required=True, nullable=False),
+        "stratify": Field(Refused("must be false for kind resample: the generator draws each point's class with "
+                                  "its own prior")),
+        "sizes_from": Field(Refused("is for kind holdout; kind resample takes train_size and test_size as numbers "
+                                    "of points")),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Protocol(_Settings):
+    """``protocol``: how each run's training and test data are made (see :mod:`forestlab.protocols`):
+
+    - ``holdout``: ``train_size`` an integer >= 1 or a fraction in (0, 1) (may be null when ``sizes_from`` names a
+      study), ``test_size`` the same or null (every point not in the training part);
+    - ``kfold``: ``n_folds`` an integer >= 2;
+    - ``resample``: ``train_size`` an integer >= 2 and ``test_size`` an integer >= 0 (0: no test set), numbers of
+      points drawn from the generator; ``stratify`` false (a generator draws the classes with its own prior);
+    - ``stratify``, ``resplit``: true or false; ``selection``: a :class:`Selection` (a test-set selection needs a
+      test set). ``selection_written`` keeps the value as written, which the plan id and run keys hash."""
+
+    SECTION: ClassVar[str] = "protocol"
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "name": Field(Text()), "kind": Field(Options(PROTOCOL_KINDS), required=True, nullable=False),
+        "stratify": Field(Bool()), "resplit": Field(Bool()), "sizes_from": Field(Text()),
+        "train_size": Field(), "test_size": Field(), "n_folds": Field(), "selection": Field(),
+    }
+    kind: str = "holdout"
+    name: str | None = None
+    train_size: int | float | None = None
+    test_size: int | float | None = None
+    sizes_from: str | None = None
+    stratify: bool | None = None
+    resplit: bool | None = None
+    n_folds: int | None = None
+    selection: Selection = field(default_factory=Selection)
+    selection_written: Any = None
+
+    @property
+    def folds(self) -> int:
+        """How many runs one repetition produces: the folds of k-fold, else 1."""
+        return int(self.n_folds or 1) if self.kind == "kfold" else 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: self.selection_written if key == "selection" else getattr(self, key) for key in self.given}
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> Protocol:
+        """A checked protocol; a one-line ConfigError naming ``protocol.<key>`` on the first problem."""
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"a protocol must be a mapping with a `kind`, got {section!r}")
+        section = dict(section)
+        check_section("protocol", section)
+        ctx = Context()
+        kind = section.get("kind")
+        problem = cls.FIELDS["kind"].constraint.error(kind, ctx)
+        if problem is not None:
+            raise ConfigError(f"protocol.kind {problem}")
+        own = dict(PROTOCOL_RULES[kind])
+        if kind == "holdout" and section.get("sizes_from"):  # the sizes come from the dataset's splits
+            own["train_size"] = Field(Size())
+        for rules in (cls.FIELDS, own):
+            for key, rule in rules.items():
+                value = section.get(key)
+                if value is None and rule.nullable:
+                    continue
+                problem = rule.constraint.error(value, ctx)
+                if problem is not None:
+                    raise ConfigError(f"protocol.{key} {problem}")
+        selection = Selection.from_config(section.get("selection"))
+        if selection.kind == "test" and kind == "resample" and section.get("test_size") == 0:
+            raise ConfigError("protocol.selection kind test needs a test set, but protocol.test_size is 0")
+        fields = {k: v for k, v in section.items() if k != "selection"}
+        return cls(**fields, selection=selection, selection_written=section.get("selection"), given=tuple(section))

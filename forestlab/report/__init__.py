@@ -22,11 +22,11 @@ __all__ = ["compare_experiment", "experiment_results", "output_dir", "render_fig
 
 def experiment_results(experiment: Experiment) -> ExperimentResults:
     """The stored results of a resolved experiment (read only)."""
-    return load_results(experiment, resolve_path(experiment.paths["results_dir"]), metrics=experiment.metrics)
+    return load_results(experiment, resolve_path(experiment.paths.results_dir), metrics=experiment.metrics)
 
 
 def output_dir(experiment: Experiment, kind: str) -> Path:
     """``<reports_dir>/<kind>/<experiment>`` (``<experiment>-smoke`` for smoke runs, which never overwrite the
     experiment's own tables and figures)."""
-    root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
+    root = resolve_path(experiment.paths.reports_root)
     return root / kind / (f"{experiment.name}-smoke" if experiment.smoke else experiment.name)
