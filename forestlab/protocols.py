@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from forestlab._values import is_int
 from forestlab.datasets._synthetic import sample_synthetic
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.seeds import derive_seed
 from forestlab.spec import PROTOCOL_KINDS, Protocol
+
 
 @dataclass(frozen=True)
 class Split:

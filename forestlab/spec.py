@@ -16,8 +16,9 @@ spec checks them without importing the drawing code. The spec declares the kinds
 declares its own in its module (with :func:`forestlab.plotting.figure_kind`, which also registers the drawing), loaded
 through :func:`add_kind_loader` the first time a figure names a kind not registered yet.
 
-The spec objects also answer ``spec.get(key)`` / ``spec[key]`` / ``key in spec`` with the values as written (the
-renderers that still read keys keep working while they move to attributes).
+The settings of the runs are typed the same way: :class:`Protocol` (with its :class:`Selection`), :class:`Limits`,
+:class:`Launcher` and :class:`Paths`, each built once from its section, its ``as_dict()`` the section as written
+(what plan ids, run keys and worker payloads hash and carry). Everything here is read by attribute.
 """
 
 from __future__ import annotations
@@ -325,26 +326,10 @@ def check_mapping(data: Mapping[str, Any], fields: Mapping[str, Field], where: s
 # The spec classes.
 # ---------------------------------------------------------------------------------------------------------------
 class _Declared:
-    """Base of the spec classes: ``raw`` keeps the mapping as written (for ``get`` / ``[]`` / ``in``)."""
+    """Base of the spec classes (tables, cells, figures, choices): read by attribute; ``FIELDS`` declares the keys
+    of the mapping each is built from."""
 
     FIELDS: ClassVar[dict[str, Field]]
-    TYPED: ClassVar[tuple[str, ...]] = ()  # keys answered with the typed value (a table's cells as CellSpecs)
-    raw: Mapping[str, Any]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw.get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.raw
-
-    def keys(self):  # noqa: ANN201 - a mapping's keys view
-        return self.raw.keys()
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.raw)
 
 
 ALGORITHM = Known("algorithm")
@@ -382,7 +367,6 @@ class CellSpec(_Declared):
     digits: int | None = None
     vs: str | None = None
     show_p: bool = False
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def value_name(self) -> str:
@@ -407,7 +391,6 @@ class TableSpec(_Declared):
         "mark_best": Field(ListOf(Text(), scalar=True)), "datasets": Field(DATASETS),
         "alpha": Field(Real(0, 1)), "note": Field(Text()), "digits": Field(Int(0, 12)),
     }
-    TYPED: ClassVar[tuple[str, ...]] = ("cells",)
     name: str
     cells: tuple[CellSpec, ...]
     title: str
@@ -419,7 +402,6 @@ class TableSpec(_Declared):
     alpha: float = 0.05
     note: str | None = None
     digits: int = 3
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -486,7 +468,6 @@ class FigureSpec(_Declared):
     original: str | None = None
     datasets: tuple[str, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def algorithms(self) -> list[str]:
@@ -514,7 +495,6 @@ class ChoiceSpec(_Declared):
     among: tuple[str, ...]
     by: tuple[str, ...]
     metric: str
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -524,8 +504,6 @@ def _tuple(value: Any) -> tuple[Any, ...]:
 
 
 def _as_mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if isinstance(value, _Declared):
-        return value.raw
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where} must be a mapping, got {value!r}")
     return value
@@ -543,7 +521,7 @@ def make_cell(data: Any, where: str, ctx: Context) -> CellSpec:
                           + (f" (not {' and '.join(shown)})" if shown else ""))
     if (data.get("curve") is None) != (data.get("at") is None):
         raise ConfigError(f"{where}: 'curve' and 'at' go together (the curve read at point 'at')")
-    return CellSpec(**{k: data[k] for k in CellSpec.FIELDS if data.get(k) is not None}, raw=dict(data))
+    return CellSpec(**{k: data[k] for k in CellSpec.FIELDS if data.get(k) is not None})
 
 
 def make_table(data: Any, where: str, ctx: Context) -> TableSpec:
@@ -563,7 +541,7 @@ def make_table(data: Any, where: str, ctx: Context) -> TableSpec:
         pairs=tuple((str(a), str(b)) for a, b in data.get("pairs") or ()),
         pair_metric=str(data.get("pair_metric") or "test_risk"), mark_best=_tuple(data.get("mark_best")),
         datasets=_tuple(data.get("datasets")), alpha=float(data.get("alpha") or 0.05), note=data.get("note"),
-        digits=int(data["digits"]) if data.get("digits") is not None else 3, raw=dict(data))
+        digits=int(data["digits"]) if data.get("digits") is not None else 3)
 
 
 def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:
@@ -587,8 +565,7 @@ def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:
     check_mapping(data, {**FIGURE_FIELDS, **kind.options}, here, ctx, valid_where=f"a {kind_name} figure")
     options = {k: data[k] if data.get(k) is not None else f.default for k, f in kind.options.items()}
     return FigureSpec(name=str(name), kind=str(kind_name), title=str(data.get("title") or name),
-                      original=data.get("original"), datasets=_tuple(data.get("datasets")), options=options,
-                      raw=dict(data))
+                      original=data.get("original"), datasets=_tuple(data.get("datasets")), options=options)
 
 
 def make_choice(data: Any, where: str, ctx: Context, taken: Sequence[str]) -> ChoiceSpec:
@@ -620,7 +597,7 @@ def make_choice(data: Any, where: str, ctx: Context, taken: Sequence[str]) -> Ch
     if not isinstance(metric, str) or direction(metric) is None:
         raise ConfigError(f"experiment.choices {name}: metric {metric!r} is not a stored metric with a "
                           "direction (e.g. test_auc)")
-    return ChoiceSpec(name=name, among=tuple(map(str, among)), by=tuple(map(str, by)), metric=metric, raw=dict(data))
+    return ChoiceSpec(name=name, among=tuple(map(str, among)), by=tuple(map(str, by)), metric=metric)
 
 
 @dataclass(frozen=True)
