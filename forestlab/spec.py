@@ -660,7 +660,9 @@ register_figure_kind("error_curves", "stored curves of one algorithm (curve name
 
 # ---------------------------------------------------------------------------------------------------------------
 # The sections of the composed config: the keys each may have (any other would be read by nobody) and the rules of
-# the values the runner relies on. The dataset keys are the loader's (forestlab.datasets._load.CONFIG_KEYS); an
+# the values the runner relies on. The keys of a dataset config are declared here once (``dataset``) and checked by
+# one call, check_section("dataset", ...), which the experiment makes before any run and the loader makes for a
+# config given to it directly (forestlab.datasets.load_dataset, `forestlab datasets verify`); an
 # algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values are checked by
 # forestlab.protocols.check_protocol, which knows their combinations.
 # ---------------------------------------------------------------------------------------------------------------
@@ -695,6 +697,9 @@ SECTIONS: dict[str, dict[str, Field]] = {
          "seed": Field(Int(0, MAX_SEED), required=True, nullable=False),
          "seeds": Field(Int(1), required=True, nullable=False),
          "metrics": Field(), "smoke": Field(Bool()), "limits": Field(Section())},
+    "dataset": {k: Field() for k in ("name", "task", "description", "studies", "shape", "source", "parse", "columns",
+                                     "drop", "target", "categorical", "category_order", "missing", "splits", "notes",
+                                     "citation")},
     "algorithm": {k: Field() for k in ("name", "estimator", "seed_tag", "params", "grid", "selection",
                                        "description")},
     "protocol": {k: Field() for k in ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit",
