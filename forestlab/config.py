@@ -670,7 +670,9 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
         paths=Paths.from_config(_plain(cfg.paths)), launcher=Launcher.from_config(_plain(cfg.launcher)),
         limits=limits,
-        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes), reports=reports)
+        smoke=bool(cfg.get("smoke", False)), notes=tuple(notes), reports=reports,
+        from_choices=bool(spec.get("from_choices", False)), prints_runs=bool(spec.get("prints_runs", False)),
+        other_choices_stale=bool(spec.get("other_choices_stale", True)))
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:

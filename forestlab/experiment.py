@@ -92,28 +92,19 @@ class Experiment:
     notes: tuple[str, ...] = ()  # what the limits changed in what the user asked (printed by forestlab run)
     cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
     reports: Reports = field(default_factory=Reports)  # tables, figures, choices, claims: checked (forestlab.spec)
+    # How the command line treats the experiment: settings of its config (experiment.*), never its name.
+    #: Its dataset and algorithm are the command line's ``dataset=``/``algorithm=`` (the single run): its runs are
+    #: named by those overrides.
+    from_choices: bool = False
+    #: ``forestlab run`` prints the test metrics of the runs it made.
+    prints_runs: bool = False
+    #: Whether runs of an earlier plan count as stale in ``forestlab status`` (not for an experiment whose runs are
+    #: other choices of the command line).
+    other_choices_stale: bool = True
 
     @property
     def tables(self) -> tuple[TableSpec, ...]:
         return self.reports.tables
-
-    # How the command line treats the experiment: settings of its config (experiment.*), never its name.
-    @property
-    def from_choices(self) -> bool:
-        """Its dataset and algorithm are the command line's ``dataset=``/``algorithm=`` (the single run): its runs
-        are named by those overrides."""
-        return bool(self.spec.get("from_choices", False))
-
-    @property
-    def prints_runs(self) -> bool:
-        """``forestlab run`` prints the test metrics of the runs it made."""
-        return bool(self.spec.get("prints_runs", False))
-
-    @property
-    def other_choices_stale(self) -> bool:
-        """Whether runs of an earlier plan count as stale in ``forestlab status`` (not for an experiment whose runs
-        are other choices of the command line)."""
-        return bool(self.spec.get("other_choices_stale", True))
 
     @property
     def figures(self) -> tuple[FigureSpec, ...]:

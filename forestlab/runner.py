@@ -71,6 +71,7 @@ from forestlab.learners._cache import FitCache
 from forestlab.protocols import check_sizes, draw_resample, make_split, training_size
 from forestlab.seeds import derive_seed
 from forestlab.selection import select_and_fit
+from forestlab.spec import Selection
 from forestlab.store import PackedArrays, RunLock, Store, pack_arrays
 
 log = logging.getLogger("forestlab")
@@ -563,16 +564,16 @@ def _data_problem(dataset: str, ds_cfg: Mapping[str, Any], specs: Sequence[RunSp
             continue
         seen.add(spec.algorithm)
         learner = spec.payload["learner"]
-        selection = learner.get("selection") or {}
-        if selection.get("kind") == "cv" and class_counts is not None:
+        selection = Selection.from_config(learner.get("selection"))  # the payload carries its as_dict()
+        if selection.kind == "cv" and class_counts is not None:
             # the smallest class's points in a training part, at most (stratified splits keep the proportions)
             most = -(-min(class_counts) * n_fit // n)
-            if most < int(selection["folds"]):
+            if most < int(selection.folds or 0):
                 return (f"dataset '{dataset}': algorithm '{spec.algorithm}' selects its hyperparameters by "
-                        f"{selection['folds']}-fold inner cross-validation, but a class has at most {most} points in a "
+                        f"{selection.folds}-fold inner cross-validation, but a class has at most {most} points in a "
                         f"training part ({min(class_counts)} of {n} rows): fewer than the folds")
         grid = dict(learner.get("grid") or {})  # the points the selection fits, its proxy values included
-        grid.update({k: [v] for k, v in (selection.get("proxy") or {}).items()})
+        grid.update({k: [v] for k, v in (selection.proxy or {}).items()})
         found = check_params_for_data(learner["estimator"], learner.get("params") or {}, n_samples=n_fit,
                                       n_features=d, n_classes=n_classes, grid=grid or None)
         if found:

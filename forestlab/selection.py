@@ -117,7 +117,7 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
     grid : mapping of str to list, or None
         Hyperparameter values to search (scikit-learn :class:`~sklearn.model_selection.ParameterGrid` order).
     selection : mapping, str or None
-        The selection spec (see :func:`selection_spec`).
+        The selection (see :class:`forestlab.spec.Selection`): its dict, the value as written, or the object.
     X_train, y_train : ndarray
         The training part; ``cv`` splits it into inner folds, ``oob`` and ``test`` fit each grid point on it.
     random_state : int

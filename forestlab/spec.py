@@ -663,8 +663,8 @@ register_figure_kind("error_curves", "stored curves of one algorithm (curve name
 # the values the runner relies on. The keys of a dataset config are declared here once (``dataset``) and checked by
 # one call, check_section("dataset", ...), which the experiment makes before any run and the loader makes for a
 # config given to it directly (forestlab.datasets.load_dataset, `forestlab datasets verify`); an
-# algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values are checked by
-# forestlab.protocols.check_protocol, which knows their combinations.
+# algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values by kind are
+# declared with Protocol (PROTOCOL_RULES, below), which knows their combinations, and its selection's by Selection.
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Section(Constraint):
