@@ -306,7 +306,7 @@ class ExperimentResults:
             if not isinstance(choice, ChoiceSpec):  # a hand-built one (tests, notebooks)
                 choice = ChoiceSpec(name=str(choice["name"]), among=tuple(map(str, choice["among"])),
                                     by=tuple(map(str, choice.get("by") or choice["among"])),
-                                    metric=str(choice["metric"]), raw=dict(choice))
+                                    metric=str(choice["metric"]))
             name, among, by, metric = choice.name, list(choice.among), list(choice.by), choice.metric
             higher = direction(metric) is not False
             picks: dict[str, str] = {}
