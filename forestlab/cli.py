@@ -364,14 +364,14 @@ def run(
     if log_file:
         from forestlab.config import check_paths
 
-        check_paths({**exp.paths, "log_file": log_file})  # --log-file is held to paths.log_file's rules
+        check_paths({**exp.paths.as_dict(), "log_file": log_file})  # --log-file is held to paths.log_file's rules
     progress = Progress(quiet=quiet, terminal=is_terminal())
     if dry_run:
         typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True, on_event=progress)))
         return
     paths = exp.paths
-    log_path = _add_log_file(paths.get("log_file") if log_file is None else log_file,
-                             paths.get("log_max_bytes", 5_000_000), paths.get("log_backup_count", 5))
+    log_path = _add_log_file(paths.log_file if log_file is None else log_file, paths.log_max_bytes,
+                             paths.log_backup_count)
     file_log.info("forestlab run %s (pid %d, in %s)", " ".join(overrides or []), os.getpid(), os.getcwd())
     import signal
 
@@ -591,10 +591,10 @@ def _check_read_size(exp: Experiment) -> None:
     from forestlab.config import resolve_path
     from forestlab.store import Store
 
-    max_runs = exp.limits.get("max_runs")
+    max_runs = exp.limits.max_runs
     if max_runs is None or exp.n_runs <= int(max_runs):
         return
-    with Store(resolve_path(exp.paths["results_dir"]), readonly=True) as store:
+    with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
         if store.plan_for(exp.name, plan_id=exp.plan_id) is not None:
             return
     raise ConfigError(f"experiment {exp.name} with these overrides plans {exp.n_runs} runs, more than "
@@ -663,7 +663,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     results_dir: Path | None = None
     for name in _experiments_for(experiment, overrides):
         exp = _experiment(overrides, name)
-        results_dir = resolve_path(exp.paths["results_dir"])
+        results_dir = resolve_path(exp.paths.results_dir)
         listed.add(exp.name)
         _check_read_size(exp)
         with Store(results_dir, readonly=True) as store:
@@ -712,10 +712,10 @@ def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: b
         if show_failed and n_failed:
             records = store.records([k for k, v in statuses.items() if v == "failed"])
             for _, r in records.iterrows():
-                kind = r["failure"] if isinstance(r["failure"], str) else \
+                failure = r["failure"] if isinstance(r["failure"], str) else \
                     "not recorded (stored before forestlab recorded failure kinds)"
                 typer.echo(f"--- {label}: {r['algorithm']} on {r['dataset']} rep {r['repetition']} "
-                           f"(key {r['key']}; failure: {kind})\n{r['error']}")
+                           f"(key {r['key']}; failure: {failure})\n{r['error']}")
     return rows
 
 

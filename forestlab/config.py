@@ -25,7 +25,12 @@ from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
 from forestlab.spec import (
+    Launcher,
+    Limits,
+    Paths,
+    Protocol,
     Reports,
+    Selection,
     Shrunk,
     build_reports,
     check_section,
@@ -477,9 +482,7 @@ def _validate(cfg: DictConfig) -> Experiment:
     if est not in REGISTRY:
         raise ConfigError(f"algorithm.estimator: unknown estimator '{est}'; valid estimators: "
                           f"{', '.join(sorted(REGISTRY))}")
-    from forestlab.protocols import check_protocol
-
-    check_protocol(to_container(cfg.protocol))
+    Protocol.from_config(to_container(cfg.protocol))  # its kind's rules, before the datasets' sizes are checked
     from forestlab.metrics import METRICS
 
     for metric in _as_name_list(cfg.get("metrics"), "metrics"):
@@ -493,13 +496,10 @@ def _validate(cfg: DictConfig) -> Experiment:
     check_keys(cfg, experiment)
     check_tasks(experiment)
     for alg in experiment.algorithms:
-        if alg.grid and alg.selection["kind"] == "none":
+        if alg.grid and alg.selection.kind == "none":
             raise ConfigError(f"algorithm '{alg.name}' has a grid ({', '.join(alg.grid)}) but no model selection, so "
                               "the grid would be ignored: choose one (protocol=oob, protocol.selection=..., or "
                               f"algorithm.selection) or drop the grid")
-    if experiment.launcher.get("backend") != "dask" and experiment.launcher.get("scheduler"):
-        raise ConfigError(f"launcher.scheduler={experiment.launcher['scheduler']} is a dask scheduler, but the "
-                          f"launcher is {experiment.launcher.get('backend')}: add launcher=dask (or drop the address)")
     from forestlab.datasets._load import check_name_matches_file
 
     for ds in experiment.datasets:
@@ -516,12 +516,12 @@ def _validate(cfg: DictConfig) -> Experiment:
     return dataclasses.replace(experiment, reports=reports, cfg=cfg)
 
 
-def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) -> None:
+def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: Protocol) -> None:
     """Names that become paths, and the split sizes against the dataset's documented size."""
 
     _require_name(ds_cfg.get("name", name), f"dataset '{name}': name")
     source_kind = (ds_cfg.get("source") or {}).get("kind") if isinstance(ds_cfg.get("source"), dict) else None
-    if protocol.get("kind") == "resample" and source_kind != "synthetic":
+    if protocol.kind == "resample" and source_kind != "synthetic":
         raise ConfigError(f"protocol kind resample draws fresh training sets from a generator, but dataset '{name}' "
                           f"is not generated (source.kind {source_kind}); use a synthetic dataset or another protocol")
     source = ds_cfg.get("source") or {}
@@ -536,7 +536,7 @@ def _check_dataset(name: str, ds_cfg: dict[str, Any], protocol: dict[str, Any]) 
         return
     from forestlab.protocols import check_sizes
 
-    check_sizes(protocol, ds_cfg, name, n=shape[0])
+    check_sizes(protocol.as_dict(), ds_cfg, name, n=shape[0])
 
 
 def _check_algorithm(name: str, alg_cfg: dict[str, Any], shared: dict[str, Any]) -> None:
@@ -636,21 +636,19 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
     :func:`validate`, which also checks the resolved experiment); its tables, figures, choices and claims are
     built and checked by :func:`forestlab.spec.build_reports` (last, in :func:`validate`, when not
     ``with_reports``)."""
-    from forestlab.selection import selection_spec  # local: selection loads the learners and scikit-learn
     exp = cfg.experiment
-    limits = dict(_plain(cfg.get("limits")) or {})
+    limits = Limits.from_config(_plain(cfg.get("limits")))
     dataset_names = listed = as_list(exp.get("datasets"))
     notes: list[str] = []
-    if limits.get("max_datasets") and len(dataset_names) > int(limits["max_datasets"]):
-        notes.append(f"limits.max_datasets={limits['max_datasets']} keeps {len(dataset_names)} datasets' first "
-                     f"{limits['max_datasets']}: {', '.join(dataset_names[: int(limits['max_datasets'])])}")
-        dataset_names = dataset_names[: int(limits["max_datasets"])]
+    if limits.max_datasets and len(dataset_names) > limits.max_datasets:
+        notes.append(f"limits.max_datasets={limits.max_datasets} keeps {len(dataset_names)} datasets' first "
+                     f"{limits.max_datasets}: {', '.join(dataset_names[: limits.max_datasets])}")
+        dataset_names = dataset_names[: limits.max_datasets]
     shared = dict(_plain(exp.get("params")) or {})
-    protocol = dict(_plain(cfg.protocol))
-    if protocol.get("kind") == "kfold" and limits.get("max_folds") and \
-            int(protocol.get("n_folds", 1)) > int(limits["max_folds"]):
-        notes.append(f"limits.max_folds={limits['max_folds']} runs the first {limits['max_folds']} folds of each "
-                     f"{protocol['n_folds']}-fold partition (the same runs as theirs in the full plan)")
+    protocol = Protocol.from_config(_plain(cfg.protocol))
+    if protocol.kind == "kfold" and limits.max_folds and protocol.folds > limits.max_folds:
+        notes.append(f"limits.max_folds={limits.max_folds} runs the first {limits.max_folds} folds of each "
+                     f"{protocol.n_folds}-fold partition (the same runs as theirs in the full plan)")
     own_seeds = {str(k): int(v) for k, v in (_plain(exp.get("dataset_seeds")) or {}).items()}
     smoke = bool(cfg.get("smoke", False))
     # a shrunk run's kind: its own `shrunk` section (debug=smoke's), else the first a debug option declares
@@ -673,15 +671,15 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         params = dict(alg.get("params") or {})
         # experiment-wide parameter values (a tree regime, say) apply to every algorithm that has the parameter
         params.update({k: v for k, v in shared.items() if k in params})
-        if limits.get("max_estimators") and isinstance(params.get("n_estimators"), int) \
-                and params["n_estimators"] > int(limits["max_estimators"]):
-            notes.append(f"limits.max_estimators={limits['max_estimators']} caps n_estimators of {name} "
-                         f"({params['n_estimators']} -> {limits['max_estimators']})")
-            params["n_estimators"] = int(limits["max_estimators"])
+        if limits.max_estimators and isinstance(params.get("n_estimators"), int) \
+                and params["n_estimators"] > limits.max_estimators:
+            notes.append(f"limits.max_estimators={limits.max_estimators} caps n_estimators of {name} "
+                         f"({params['n_estimators']} -> {limits.max_estimators})")
+            params["n_estimators"] = int(limits.max_estimators)
         grid = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in (alg.get("grid") or {}).items()}
-        # model selection: the algorithm's own, else the protocol's (forestlab.selection.selection_spec)
-        selection = selection_spec(alg["selection"] if alg.get("selection") is not None
-                                   else protocol.get("selection"))
+        # model selection: the algorithm's own, else the protocol's (forestlab.spec.Selection)
+        selection = (Selection.from_config(alg["selection"]) if alg.get("selection") is not None
+                     else protocol.selection)
         algorithms.append(AlgorithmSpec(name=name, estimator=str(alg.get("estimator", name)),
                                         seed_tag=str(alg.get("seed_tag", name)), params=params, grid=grid,
                                         selection=selection, cfg=alg))
@@ -698,8 +696,10 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         name=str(exp.name), study=exp.get("study"), description=str(exp.get("description") or ""),
         datasets=datasets, algorithms=tuple(algorithms), protocol=protocol, seed=int(cfg.seed),
         seeds=int(cfg.seeds), metrics=tuple(as_list(cfg.get("metrics"))), spec=spec,
-        paths=dict(_plain(cfg.paths)), launcher=dict(_plain(cfg.launcher)), limits=limits,
-        smoke=smoke, shrunk=shrunk, notes=tuple(notes), reports=reports)
+        paths=Paths.from_config(_plain(cfg.paths)), launcher=Launcher.from_config(_plain(cfg.launcher)),
+        limits=limits, smoke=smoke, shrunk=shrunk, notes=tuple(notes), reports=reports,
+        from_choices=bool(spec.get("from_choices", False)), prints_runs=bool(spec.get("prints_runs", False)),
+        other_choices_stale=bool(spec.get("other_choices_stale", True)))
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:
@@ -735,16 +735,10 @@ _MAX_INT = 2**31 - 1  # scikit-learn's trees store depths and counts as 32-bit i
 def check_keys(cfg: DictConfig, experiment: Experiment) -> None:
     """Refuse keys that nothing reads: an unknown key in a section of the config, in any dataset or algorithm of
     the experiment, or an experiment-wide parameter that none of its algorithms has."""
-    from forestlab.datasets._load import CONFIG_KEYS
-
     for alg in experiment.algorithms:  # the sections were checked by forestlab.spec.check_sections
         check_section("algorithm", alg.cfg, f"algorithm '{alg.name}'")
-    for ds in experiment.datasets:
-        unknown = [k for k in ds.cfg if k not in CONFIG_KEYS]
-        if unknown:
-            raise ConfigError(f"unknown key '{unknown[0]}' in dataset '{ds.name}' (nothing reads it)"
-                              f"{closest(str(unknown[0]), CONFIG_KEYS)}; valid keys of dataset '{ds.name}': "
-                              f"{', '.join(CONFIG_KEYS)}")
+    for ds in experiment.datasets:  # the keys declared in forestlab.spec, before any run
+        check_section("dataset", ds.cfg, f"dataset '{ds.name}'")
     shared = to_container(cfg.experiment.get("params")) or {}
     has = {k for alg in experiment.algorithms for k in (alg.cfg.get("params") or {})}
     for key in shared:

@@ -24,7 +24,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from forestlab.spec import ChoiceSpec, FigureSpec, Reports, Shrunk, TableSpec
+from forestlab.spec import (
+    ChoiceSpec,
+    FigureSpec,
+    Launcher,
+    Limits,
+    Paths,
+    Protocol,
+    Reports,
+    Selection,
+    Shrunk,
+    TableSpec,
+)
 
 # Dataset config keys that document but do not change the data.
 COSMETIC_DATASET_KEYS = ("description", "studies", "notes", "splits", "citation")
@@ -60,14 +71,15 @@ class AlgorithmSpec:
     seed_tag: str
     params: dict[str, Any]
     grid: dict[str, list[Any]]
-    selection: dict[str, Any]
+    selection: Selection
     cfg: dict[str, Any]
 
     @property
     def identity(self) -> dict[str, Any]:
+        """What decides its runs (hashed into their keys; the selection as its normalised dict)."""
         return {"estimator": self.estimator, "params": self.params, "seed_tag": self.seed_tag,
-                "grid": self.grid if self.selection.get("kind", "none") != "none" else {},
-                "selection": self.selection}
+                "grid": self.grid if self.selection.kind != "none" else {},
+                "selection": self.selection.as_dict()}
 
 
 @dataclass(frozen=True)
@@ -79,41 +91,32 @@ class Experiment:
     description: str
     datasets: tuple[DatasetSpec, ...]
     algorithms: tuple[AlgorithmSpec, ...]
-    protocol: dict[str, Any]
+    protocol: Protocol
     seed: int
     seeds: int
     metrics: tuple[str, ...]
     spec: dict[str, Any]  # the experiment section: tables, figures, claims, pairs, description ...
-    paths: dict[str, Any]
-    launcher: dict[str, Any]
-    limits: dict[str, Any] = field(default_factory=dict)
+    paths: Paths
+    launcher: Launcher
+    limits: Limits = field(default_factory=Limits)
     smoke: bool = False  # a shrunk run (debug=smoke): part of the plan's identity
     shrunk: Shrunk | None = None  # when smoke: what this kind of shrunk run is called and how it is treated
     notes: tuple[str, ...] = ()  # what the limits changed in what the user asked (printed by forestlab run)
     cfg: Any = field(default=None, repr=False, compare=False)  # the composed config it was resolved from
     reports: Reports = field(default_factory=Reports)  # tables, figures, choices, claims: checked (forestlab.spec)
+    # How the command line treats the experiment: settings of its config (experiment.*), never its name.
+    #: Its dataset and algorithm are the command line's ``dataset=``/``algorithm=`` (the single run): its runs are
+    #: named by those overrides.
+    from_choices: bool = False
+    #: ``forestlab run`` prints the test metrics of the runs it made.
+    prints_runs: bool = False
+    #: Whether runs of an earlier plan count as stale in ``forestlab status`` (not for an experiment whose runs are
+    #: other choices of the command line).
+    other_choices_stale: bool = True
 
     @property
     def tables(self) -> tuple[TableSpec, ...]:
         return self.reports.tables
-
-    # How the command line treats the experiment: settings of its config (experiment.*), never its name.
-    @property
-    def from_choices(self) -> bool:
-        """Its dataset and algorithm are the command line's ``dataset=``/``algorithm=`` (the single run): its runs
-        are named by those overrides."""
-        return bool(self.spec.get("from_choices", False))
-
-    @property
-    def prints_runs(self) -> bool:
-        """``forestlab run`` prints the test metrics of the runs it made."""
-        return bool(self.spec.get("prints_runs", False))
-
-    @property
-    def other_choices_stale(self) -> bool:
-        """Whether runs of an earlier plan count as stale in ``forestlab status`` (not for an experiment whose runs
-        are other choices of the command line)."""
-        return bool(self.spec.get("other_choices_stale", True))
 
     @property
     def figures(self) -> tuple[FigureSpec, ...]:
@@ -141,10 +144,10 @@ class Experiment:
         identity = {"experiment": self.name, "smoke": self.smoke,  # smoke plans never replace real ones
                     "datasets": [d.identity for d in self.datasets],
                     "algorithms": [{"name": a.name, **a.identity} for a in self.algorithms],
-                    "protocol": self.protocol, "seed": self.seed, "seeds": self.seeds}
+                    "protocol": self.protocol.as_dict(), "seed": self.seed, "seeds": self.seeds}
         if self.dataset_seeds:  # only when set: every other experiment keeps its plan id
             identity["dataset_seeds"] = self.dataset_seeds
-        if self.protocol.get("kind") == "kfold" and self.folds_run < int(self.protocol.get("n_folds", 1)):
+        if self.protocol.kind == "kfold" and self.folds_run < self.protocol.folds:
             identity["folds_run"] = self.folds_run  # limits.max_folds: a plan of its own (only when it cuts)
         return identity
 
@@ -155,22 +158,21 @@ class Experiment:
     @property
     def n_runs(self) -> int:
         """How many runs the plan has (computed, not planned)."""
-        kind = self.protocol.get("kind")
-        folds = self.folds_run if kind == "kfold" else 1
+        folds = self.folds_run if self.protocol.kind == "kfold" else 1
         return sum(self.seeds_of(d) for d in self.datasets) * len(self.algorithms) * folds
 
     @property
     def folds_run(self) -> int:
         """How many folds of each k-fold partition run: all ``n_folds``, or the first ``limits.max_folds``."""
-        folds = int(self.protocol.get("n_folds", 1))
-        cap = self.limits.get("max_folds")
+        folds = self.protocol.folds
+        cap = self.limits.max_folds
         return min(folds, int(cap)) if cap else folds
 
     def summary(self) -> dict[str, Any]:
         """What the store keeps beside a plan (for status and provenance)."""
         return {"experiment": self.name, "study": self.study, "datasets": [d.name for d in self.datasets],
-                "algorithms": [a.name for a in self.algorithms], "protocol": self.protocol.get("name"),
-                "seed": self.seed, "seeds": self.seeds, "smoke": self.smoke, "limits": self.limits,
+                "algorithms": [a.name for a in self.algorithms], "protocol": self.protocol.name,
+                "seed": self.seed, "seeds": self.seeds, "smoke": self.smoke, "limits": self.limits.as_dict(),
                 "metrics": list(self.metrics), **({"dataset_seeds": self.dataset_seeds} if self.dataset_seeds else {})}
 
 
@@ -178,4 +180,4 @@ def protocol_for(experiment: Experiment, dataset: DatasetSpec) -> dict[str, Any]
     """The protocol as the runs of ``dataset`` use it (study split sizes looked up in the dataset's config)."""
     from forestlab.protocols import resolve_sizes  # local: protocols loads scikit-learn, the config layer need not
 
-    return resolve_sizes(experiment.protocol, dataset.cfg)
+    return resolve_sizes(experiment.protocol.as_dict(), dataset.cfg)

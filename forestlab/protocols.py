@@ -5,7 +5,8 @@ parts, so a run's randomness depends only on what identifies it, not on the orde
 runs them or ``n_jobs``. Split seeds never include the algorithm, so learners compared in one table see the same
 splits; learner seeds include a ``seed_tag`` that learners share when they should grow the same trees.
 
-Protocol kinds (:func:`protocol_kinds`; :func:`check_protocol` validates a protocol config):
+Protocol kinds (:func:`protocol_kinds`; :class:`forestlab.spec.Protocol` declares and checks a protocol config,
+and the functions here take its ``as_dict()``, the dict the run keys hash):
 
 - ``holdout``: one train/test split per repetition (:func:`make_split`);
 - ``kfold``: (stratified) k-fold cross-validation, one run per fold (:func:`make_split`);
@@ -22,14 +23,10 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from forestlab._values import is_int
 from forestlab.datasets._synthetic import sample_synthetic
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.seeds import derive_seed
-from forestlab.selection import selection_spec
-
-#: The protocol kinds, in the order messages list them.
-PROTOCOL_KINDS = ("holdout", "kfold", "resample")
+from forestlab.spec import PROTOCOL_KINDS, Protocol
 
 
 @dataclass(frozen=True)
@@ -58,73 +55,6 @@ def protocol_kinds() -> tuple[str, ...]:
     return PROTOCOL_KINDS
 
 
-def _check_int(protocol: Mapping, key: str, minimum: int) -> None:
-    value = protocol.get(key)
-    if not is_int(value):
-        raise ConfigError(f"protocol.{key} must be an integer >= {minimum} for kind {protocol['kind']}, "
-                          f"got {value!r}")
-    if value < minimum:
-        raise ConfigError(f"protocol.{key} must be >= {minimum} for kind {protocol['kind']}, got {value}")
-
-
-def _check_size(protocol: Mapping, key: str, allow_none: bool) -> None:
-    """A holdout size: an integer count >= 1 or a fraction in (0, 1) (None where allowed)."""
-    value = protocol.get(key)
-    if value is None:
-        if allow_none:
-            return
-        raise ConfigError(f"protocol.{key} must be set (an integer number of points or a fraction in (0, 1))")
-    if is_int(value):
-        if value < 1:
-            raise ConfigError(f"protocol.{key} must be >= 1, got {value}")
-        return
-    if isinstance(value, float):
-        if not 0.0 < value < 1.0:
-            raise ConfigError(f"protocol.{key} as a fraction must be in (0, 1), got {value}")
-        return
-    raise ConfigError(f"protocol.{key} must be an integer or a fraction, got {value!r}")
-
-
-def check_protocol(protocol: Mapping) -> None:
-    """Validate a protocol config (before :func:`resolve_sizes`); raise a one-line ConfigError on the first problem.
-
-    - ``kind``: one of :data:`PROTOCOL_KINDS`;
-    - holdout: ``train_size`` an integer >= 1 or a fraction in (0, 1) (may be null when ``sizes_from`` names a
-      study), ``test_size`` the same or null (every point not in the training part);
-    - kfold: ``n_folds`` an integer >= 2;
-    - resample: ``train_size`` an integer >= 2 and ``test_size`` an integer >= 0 (0: no test set), numbers of
-      points drawn from the generator (fractions mean nothing without a finite pool); ``stratify`` must be false
-      (a generator draws the classes with its own prior);
-    - ``stratify``, ``resplit``: true or false when present;
-    - ``selection``: see :func:`forestlab.selection.selection_spec` (a test-set selection needs a test set).
-    """
-    if not isinstance(protocol, Mapping):
-        raise ConfigError(f"a protocol must be a mapping with a `kind`, got {protocol!r}")
-    kind = protocol.get("kind")
-    if kind not in PROTOCOL_KINDS:
-        raise ConfigError(f"protocol.kind must be one of {', '.join(PROTOCOL_KINDS)}, got {kind!r}")
-    for key in ("stratify", "resplit"):
-        if protocol.get(key) is not None and not isinstance(protocol.get(key), bool):
-            raise ConfigError(f"protocol.{key} must be true or false, got {protocol.get(key)!r}")
-    if kind == "holdout":
-        _check_size(protocol, "train_size", allow_none=bool(protocol.get("sizes_from")))
-        _check_size(protocol, "test_size", allow_none=True)
-    elif kind == "kfold":
-        _check_int(protocol, "n_folds", 2)
-    else:
-        _check_int(protocol, "train_size", 2)
-        _check_int(protocol, "test_size", 0)
-        if protocol.get("stratify"):
-            raise ConfigError("protocol.stratify must be false for kind resample: the generator draws each point's "
-                              "class with its own prior")
-        if protocol.get("sizes_from"):
-            raise ConfigError("protocol.sizes_from is for kind holdout; kind resample takes train_size and "
-                              "test_size as numbers of points")
-    spec = selection_spec(protocol.get("selection"))
-    if spec["kind"] == "test" and kind == "resample" and protocol.get("test_size") == 0:
-        raise ConfigError("protocol.selection kind test needs a test set, but protocol.test_size is 0")
-
-
 def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset: str,
                   repetition: int) -> ResampleSplit:
     """The data of one repetition of the ``resample`` protocol (depecker2010 E4, E5, E9).
@@ -142,7 +72,7 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
     Parameters
     ----------
     protocol : mapping
-        ``{kind: resample, train_size: INT, test_size: INT}`` (see :func:`check_protocol`).
+        ``{kind: resample, train_size: INT, test_size: INT}`` (see :class:`forestlab.spec.Protocol`).
     ds_cfg : mapping
         A dataset config with ``source.kind: synthetic``.
     base_seed, dataset, repetition
@@ -153,7 +83,7 @@ def draw_resample(protocol: Mapping, ds_cfg: Mapping, *, base_seed: int, dataset
     ConfigError
         If the protocol is not a valid resample protocol, or the dataset is not synthetic.
     """
-    check_protocol({**protocol, "selection": None})
+    Protocol.from_config({**protocol, "selection": None})
     if protocol["kind"] != "resample":
         raise ConfigError(f"draw_resample is for protocol kind resample, got kind {protocol['kind']}")
     source = ds_cfg.get("source") or {}

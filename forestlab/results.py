@@ -320,7 +320,7 @@ class ExperimentResults:
             if not isinstance(choice, ChoiceSpec):  # a hand-built one (tests, notebooks)
                 choice = ChoiceSpec(name=str(choice["name"]), among=tuple(map(str, choice["among"])),
                                     by=tuple(map(str, choice.get("by") or choice["among"])),
-                                    metric=str(choice["metric"]), raw=dict(choice))
+                                    metric=str(choice["metric"]))
             name, among, by, metric = choice.name, list(choice.among), list(choice.by), choice.metric
             higher = direction(metric) is not False
             picks: dict[str, str] = {}
@@ -430,7 +430,7 @@ def _report_spec(experiment: Experiment) -> dict[str, Any]:
     # the checked specs, built once with the experiment
     spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
     spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
-                                     if a.selection.get("kind") == "test"] + \
+                                     if a.selection.optimistic] + \
         [c.name for c in choices]  # chosen after the fact on the test folds
     return spec
 
@@ -446,7 +446,7 @@ def load_results(experiment: Experiment, results_dir: str | Path, *,
     smoke flag and limits.
     """
     results_dir = Path(results_dir)
-    seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits
+    seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits.as_dict()
 
     def sibling(name: str) -> ExperimentResults | None:
         with Store(results_dir, readonly=True) as store:

@@ -71,6 +71,7 @@ from forestlab.learners._cache import FitCache
 from forestlab.protocols import check_sizes, draw_resample, make_split, training_size
 from forestlab.seeds import derive_seed
 from forestlab.selection import select_and_fit
+from forestlab.spec import Selection
 from forestlab.store import PackedArrays, RunLock, Store, pack_arrays
 
 log = logging.getLogger("forestlab")
@@ -120,6 +121,7 @@ def plan(experiment: Experiment | DictConfig) -> list[RunSpec]:
 
     specs: list[RunSpec] = []
     metrics = list(experiment.metrics)
+    paths = experiment.paths.as_dict()  # the workers' copy: a plain dict, as the payload carries it
     for ds in experiment.datasets:
         proto = protocol_for(experiment, ds)
         folds: list[int | None] = list(range(experiment.folds_run)) if proto["kind"] == "kfold" else [None]
@@ -141,10 +143,10 @@ def plan(experiment: Experiment | DictConfig) -> list[RunSpec]:
                     key = _hash(f"{head}{_canonical(fold)}{middle}{rep}{tail}")
                     payload = {"key": key, "dataset_cfg": ds.cfg, "dataset": ds.name, "algorithm": alg.name,
                                "learner": learner, "protocol": proto, "seed": experiment.seed, "repetition": rep,
-                               "fold": fold, "metrics": metrics, "paths": experiment.paths}
+                               "fold": fold, "metrics": metrics, "paths": paths}
                     specs.append(RunSpec(key=key, experiment=experiment.name, study=experiment.study,
                                          dataset=ds.name, algorithm=alg.name,
-                                         protocol=str(experiment.protocol.get("name")), seed=experiment.seed,
+                                         protocol=str(experiment.protocol.name), seed=experiment.seed,
                                          repetition=rep, fold=fold, identity=identity, payload=payload))
     return specs
 
@@ -402,7 +404,7 @@ def check_limits(exp: Experiment) -> None:
     ConfigError
         Naming the bound, the size asked for, and how to pass it anyway.
     """
-    max_runs, max_trees = exp.limits.get("max_runs"), exp.limits.get("max_trees")
+    max_runs, max_trees = exp.limits.max_runs, exp.limits.max_trees
     if max_runs is not None and exp.n_runs > int(max_runs):
         raise ConfigError(f"experiment {exp.name} plans {exp.n_runs} runs, more than limits.max_runs={max_runs}: "
                           f"pass --yes to plan and run it anyway, or raise the bound with "
@@ -414,7 +416,7 @@ def check_limits(exp: Experiment) -> None:
             raise ConfigError(f"algorithm '{alg.name}' grows {trees} trees per forest, more than "
                               f"limits.max_trees={max_trees}: pass --yes to run it anyway, or raise the bound with "
                               f"limits.max_trees={trees}")
-    max_values = exp.limits.get("max_generated_values")
+    max_values = exp.limits.max_generated_values
     for ds in exp.datasets:
         source = ds.cfg.get("source") or {}
         if source.get("kind") != "synthetic" or max_values is None:
@@ -463,9 +465,9 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
     """
     emit = on_event or (lambda event: None)
     launcher = exp.launcher
-    n_jobs = int(launcher["n_jobs"]) if n_jobs is None else int(n_jobs)
-    backend = str(launcher["backend"]) if backend is None else backend
-    scheduler = launcher.get("scheduler") if scheduler is None else scheduler
+    n_jobs = int(launcher.n_jobs) if n_jobs is None else int(n_jobs)
+    backend = str(launcher.backend) if backend is None else backend
+    scheduler = launcher.scheduler if scheduler is None else scheduler
     cores = os.cpu_count() or 1
     if backend != "dask" and n_jobs > cores:
         emit(Note(f"launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: they "
@@ -473,7 +475,7 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
     if not yes:
         check_limits(exp)
     specs = plan(exp)
-    results_dir = resolve_path(exp.paths["results_dir"])
+    results_dir = resolve_path(exp.paths.results_dir)
     keys = tuple(s.key for s in specs)
     if dry_run:
         with Store(results_dir, readonly=True) as store:
@@ -562,16 +564,16 @@ def _data_problem(dataset: str, ds_cfg: Mapping[str, Any], specs: Sequence[RunSp
             continue
         seen.add(spec.algorithm)
         learner = spec.payload["learner"]
-        selection = learner.get("selection") or {}
-        if selection.get("kind") == "cv" and class_counts is not None:
+        selection = Selection.from_config(learner.get("selection"))  # the payload carries its as_dict()
+        if selection.kind == "cv" and class_counts is not None:
             # the smallest class's points in a training part, at most (stratified splits keep the proportions)
             most = -(-min(class_counts) * n_fit // n)
-            if most < int(selection["folds"]):
+            if most < int(selection.folds or 0):
                 return (f"dataset '{dataset}': algorithm '{spec.algorithm}' selects its hyperparameters by "
-                        f"{selection['folds']}-fold inner cross-validation, but a class has at most {most} points in a "
+                        f"{selection.folds}-fold inner cross-validation, but a class has at most {most} points in a "
                         f"training part ({min(class_counts)} of {n} rows): fewer than the folds")
         grid = dict(learner.get("grid") or {})  # the points the selection fits, its proxy values included
-        grid.update({k: [v] for k, v in (selection.get("proxy") or {}).items()})
+        grid.update({k: [v] for k, v in (selection.proxy or {}).items()})
         found = check_params_for_data(learner["estimator"], learner.get("params") or {}, n_samples=n_fit,
                                       n_features=d, n_classes=n_classes, grid=grid or None)
         if found:

@@ -1,6 +1,6 @@
 """Model selection: the single place where a learner's hyperparameter grid is searched.
 
-A protocol's ``selection`` names how (:func:`selection_spec` normalises and validates it):
+A protocol's ``selection`` names how (:class:`forestlab.spec.Selection` declares and checks it):
 
 ``none``
     No search: the learner is fitted with its parameters (a grid, if any, is ignored).
@@ -34,25 +34,16 @@ import numpy as np
 
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.learners._cache import FitCache, fit_with_cache
-from forestlab.metrics import METRICS, get_metric
+from forestlab.metrics import get_metric
 from forestlab.seeds import derive_seed
+from forestlab.spec import SELECTION_KINDS, Selection
 
 __all__ = ["SELECTION_KINDS", "is_optimistic", "select_and_fit", "selection_spec"]
 
-#: The valid values of ``selection.kind``.
-SELECTION_KINDS = ("none", "oob", "cv", "test")
-
-DEFAULT_FOLDS = 5
-_KEYS = ("kind", "metric", "folds", "proxy")
-
-
-def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
-    """The normalised selection spec ``{"kind", "metric", "folds"}``; a one-line ConfigError when it is invalid.
-
-    ``None`` means ``{kind: none}``; a string is the kind alone (``none`` or ``oob``). ``metric`` is required for
-    ``cv`` and ``test`` and must be a label or score metric of :data:`forestlab.metrics.METRICS`; for ``oob`` it is
-    ``risk`` (the out-of-bag error is a risk) and another metric is an error. ``folds`` (``cv`` only, default 5) is
-    an integer >= 2.
+def selection_spec(selection: Mapping[str, Any] | str | Selection | None) -> dict[str, Any]:
+    """The normalised selection spec ``{"kind", "metric", "folds"}`` (and ``proxy``), as the run keys hash it: the
+    dict of :class:`forestlab.spec.Selection`, whose :meth:`~forestlab.spec.Selection.from_config` holds the rules
+    (a one-line ConfigError when the value breaks one).
 
     Examples
     --------
@@ -61,63 +52,17 @@ def selection_spec(selection: Mapping[str, Any] | str | None) -> dict[str, Any]:
     >>> selection_spec({"kind": "cv", "metric": "auc"})
     {'kind': 'cv', 'metric': 'auc', 'folds': 5}
     """
-    if selection is None:
-        selection = {"kind": "none"}
-    elif isinstance(selection, str):
-        selection = {"kind": selection}
-    elif not isinstance(selection, Mapping):
-        raise ConfigError(f"protocol.selection must be a kind ({', '.join(SELECTION_KINDS)}) or a mapping "
-                          f"{{kind, metric, folds}}, got {selection!r}")
-    unknown = sorted(str(k) for k in selection if k not in _KEYS)
-    if unknown:
-        raise ConfigError(f"protocol.selection.{unknown[0]} is not a selection setting (valid: {', '.join(_KEYS)})")
-    kind = selection.get("kind", "none")
-    if kind is None:
-        kind = "none"
-    if kind not in SELECTION_KINDS:
-        raise ConfigError(f"protocol.selection kind must be one of {', '.join(SELECTION_KINDS)}, got {kind!r}")
-    metric = selection.get("metric")
-    folds = selection.get("folds")
-    if kind == "none":
-        return {"kind": "none", "metric": None, "folds": None}
-    if selection.get("proxy") is not None and kind != "cv":
-        raise ConfigError(f"protocol.selection.proxy is for kind cv (inner folds scored with a cheaper stand-in), "
-                          f"not kind {kind}")
-    if kind == "oob":
-        if metric not in (None, "risk"):
-            raise ConfigError(f"protocol.selection kind oob compares out-of-bag errors (metric risk), not "
-                              f"{metric!r}; use kind cv to select on another metric")
-        return {"kind": "oob", "metric": "risk", "folds": None}
-    if metric is None:
-        raise ConfigError(f"protocol.selection kind {kind} needs a metric, e.g. "
-                          f"selection: {{kind: {kind}, metric: auc}}")
-    if metric not in METRICS or METRICS[metric].kind not in ("label", "score"):
-        valid = sorted(n for n, m in METRICS.items() if m.kind in ("label", "score"))
-        raise ConfigError(f"protocol.selection.metric: '{metric}' cannot select a model; valid metrics: "
-                          f"{', '.join(valid)}")
-    if kind == "test":
-        return {"kind": "test", "metric": metric, "folds": None}
-    folds = DEFAULT_FOLDS if folds is None else folds
-    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
-        raise ConfigError(f"protocol.selection.folds must be an integer >= 2, got {folds!r}")
-    out = {"kind": "cv", "metric": metric, "folds": int(folds)}
-    proxy = selection.get("proxy")
-    if proxy is not None:  # only when given: the spec of every other selection (and its runs' keys) is unchanged
-        if not isinstance(proxy, Mapping) or not proxy or not all(isinstance(k, str) for k in proxy):
-            raise ConfigError(f"protocol.selection.proxy must be a non-empty mapping of parameter overrides, got "
-                              f"{proxy!r}")
-        out["proxy"] = {str(k): proxy[k] for k in sorted(proxy)}
-    return out
+    return Selection.from_config(selection).as_dict()
 
 
-def is_optimistic(selection: Mapping[str, Any] | str | None) -> bool:
+def is_optimistic(selection: Mapping[str, Any] | str | Selection | None) -> bool:
     """Whether the selection looked at the test set (kind ``test``), so its test metrics must be labelled
     optimistic in tables.
 
     >>> is_optimistic({"kind": "test", "metric": "auc"}), is_optimistic("oob"), is_optimistic(None)
     (True, False, False)
     """
-    return selection_spec(selection)["kind"] == "test"
+    return Selection.from_config(selection).optimistic
 
 
 def _evaluate(est: Any, metric_name: str, X: np.ndarray, y: np.ndarray) -> float:
@@ -172,7 +117,7 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
     grid : mapping of str to list, or None
         Hyperparameter values to search (scikit-learn :class:`~sklearn.model_selection.ParameterGrid` order).
     selection : mapping, str or None
-        The selection spec (see :func:`selection_spec`).
+        The selection (see :class:`forestlab.spec.Selection`): its dict, the value as written, or the object.
     X_train, y_train : ndarray
         The training part; ``cv`` splits it into inner folds, ``oob`` and ``test`` fit each grid point on it.
     random_state : int
@@ -205,23 +150,23 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
     """
     from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
-    spec = selection_spec(selection)
+    spec = Selection.from_config(selection)
     grid = dict(grid or {})
     params = dict(params)
 
     def fit(point: Mapping[str, Any], X: np.ndarray, y: np.ndarray) -> Any:
         return fit_with_cache(cls(**{**params, **point}, random_state=random_state), X, y, cache)
 
-    if not grid or spec["kind"] == "none":
+    if not grid or spec.kind == "none":
         return fit({}, X_train, y_train), {}, {}
     empty = [k for k, v in grid.items() if len(v) == 0]
     if empty:
         raise ConfigError(f"{cls.__name__}: grid parameter '{empty[0]}' has no values ({grid})")
     points = list(ParameterGrid(grid))
-    kind = spec["kind"]
-    if task == "ranker" and kind in ("cv", "test") and get_metric(spec["metric"]).kind == "label":
+    kind = spec.kind
+    if task == "ranker" and kind in ("cv", "test") and get_metric(spec.metric).kind == "label":
         raise ConfigError(f"{cls.__name__} is a ranker: it cannot be selected on the label metric "
-                          f"'{spec['metric']}'; use a score metric such as auc")
+                          f"'{spec.metric}'; use a score metric such as auc")
 
     if kind == "oob":
         # the runner's original loop, unchanged: same order, strict "<" so the first grid point wins ties
@@ -237,16 +182,16 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
                 best, best_err, best_params = est, err, dict(point)
         return best, best_params, {"selection_oob_error": np.asarray(errors)}
 
-    metric = get_metric(spec["metric"])
+    metric = get_metric(spec.metric)
     if kind == "cv":
-        folds = spec["folds"]
+        folds = spec.folds
         _, counts = np.unique(np.asarray(y_train), return_counts=True)
         if counts.min() < folds:
             raise DatasetError(f"model selection by {folds}-fold inner cross-validation: a class has "
                                f"{counts.min()} training points, fewer than the folds")
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=derive_seed("inner-cv", random_state))
         inner = list(splitter.split(np.zeros(len(y_train)), y_train))
-        proxy = dict(spec.get("proxy") or {})
+        proxy = dict(spec.proxy or {})
         means = []
         for point in points:
             fold_scores = [_evaluate(fit({**point, **proxy}, X_train[tr], y_train[tr]), metric.name, X_train[va],

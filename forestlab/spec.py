@@ -16,8 +16,9 @@ spec checks them without importing the drawing code. The spec declares the kinds
 declares its own in its module (with :func:`forestlab.plotting.figure_kind`, which also registers the drawing), loaded
 through :func:`add_kind_loader` the first time a figure names a kind not registered yet.
 
-The spec objects also answer ``spec.get(key)`` / ``spec[key]`` / ``key in spec`` with the values as written (the
-renderers that still read keys keep working while they move to attributes).
+The settings of the runs are typed the same way: :class:`Protocol` (with its :class:`Selection`), :class:`Limits`,
+:class:`Launcher` and :class:`Paths`, each built once from its section, its ``as_dict()`` the section as written
+(what plan ids, run keys and worker payloads hash and carry). Everything here is read by attribute.
 """
 
 from __future__ import annotations
@@ -325,26 +326,10 @@ def check_mapping(data: Mapping[str, Any], fields: Mapping[str, Field], where: s
 # The spec classes.
 # ---------------------------------------------------------------------------------------------------------------
 class _Declared:
-    """Base of the spec classes: ``raw`` keeps the mapping as written (for ``get`` / ``[]`` / ``in``)."""
+    """Base of the spec classes (tables, cells, figures, choices): read by attribute; ``FIELDS`` declares the keys
+    of the mapping each is built from."""
 
     FIELDS: ClassVar[dict[str, Field]]
-    TYPED: ClassVar[tuple[str, ...]] = ()  # keys answered with the typed value (a table's cells as CellSpecs)
-    raw: Mapping[str, Any]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw.get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key) if key in self.TYPED and key in self.raw else self.raw[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.raw
-
-    def keys(self):  # noqa: ANN201 - a mapping's keys view
-        return self.raw.keys()
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.raw)
 
 
 ALGORITHM = Known("algorithm")
@@ -382,7 +367,6 @@ class CellSpec(_Declared):
     digits: int | None = None
     vs: str | None = None
     show_p: bool = False
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def value_name(self) -> str:
@@ -407,7 +391,6 @@ class TableSpec(_Declared):
         "mark_best": Field(ListOf(Text(), scalar=True)), "datasets": Field(DATASETS),
         "alpha": Field(Real(0, 1)), "note": Field(Text()), "digits": Field(Int(0, 12)),
     }
-    TYPED: ClassVar[tuple[str, ...]] = ("cells",)
     name: str
     cells: tuple[CellSpec, ...]
     title: str
@@ -419,7 +402,6 @@ class TableSpec(_Declared):
     alpha: float = 0.05
     note: str | None = None
     digits: int = 3
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -486,7 +468,6 @@ class FigureSpec(_Declared):
     original: str | None = None
     datasets: tuple[str, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def algorithms(self) -> list[str]:
@@ -514,7 +495,6 @@ class ChoiceSpec(_Declared):
     among: tuple[str, ...]
     by: tuple[str, ...]
     metric: str
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -524,8 +504,6 @@ def _tuple(value: Any) -> tuple[Any, ...]:
 
 
 def _as_mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if isinstance(value, _Declared):
-        return value.raw
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where} must be a mapping, got {value!r}")
     return value
@@ -543,7 +521,7 @@ def make_cell(data: Any, where: str, ctx: Context) -> CellSpec:
                           + (f" (not {' and '.join(shown)})" if shown else ""))
     if (data.get("curve") is None) != (data.get("at") is None):
         raise ConfigError(f"{where}: 'curve' and 'at' go together (the curve read at point 'at')")
-    return CellSpec(**{k: data[k] for k in CellSpec.FIELDS if data.get(k) is not None}, raw=dict(data))
+    return CellSpec(**{k: data[k] for k in CellSpec.FIELDS if data.get(k) is not None})
 
 
 def make_table(data: Any, where: str, ctx: Context) -> TableSpec:
@@ -563,7 +541,7 @@ def make_table(data: Any, where: str, ctx: Context) -> TableSpec:
         pairs=tuple((str(a), str(b)) for a, b in data.get("pairs") or ()),
         pair_metric=str(data.get("pair_metric") or "test_risk"), mark_best=_tuple(data.get("mark_best")),
         datasets=_tuple(data.get("datasets")), alpha=float(data.get("alpha") or 0.05), note=data.get("note"),
-        digits=int(data["digits"]) if data.get("digits") is not None else 3, raw=dict(data))
+        digits=int(data["digits"]) if data.get("digits") is not None else 3)
 
 
 def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:
@@ -587,8 +565,7 @@ def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:
     check_mapping(data, {**FIGURE_FIELDS, **kind.options}, here, ctx, valid_where=f"a {kind_name} figure")
     options = {k: data[k] if data.get(k) is not None else f.default for k, f in kind.options.items()}
     return FigureSpec(name=str(name), kind=str(kind_name), title=str(data.get("title") or name),
-                      original=data.get("original"), datasets=_tuple(data.get("datasets")), options=options,
-                      raw=dict(data))
+                      original=data.get("original"), datasets=_tuple(data.get("datasets")), options=options)
 
 
 def make_choice(data: Any, where: str, ctx: Context, taken: Sequence[str]) -> ChoiceSpec:
@@ -620,7 +597,7 @@ def make_choice(data: Any, where: str, ctx: Context, taken: Sequence[str]) -> Ch
     if not isinstance(metric, str) or direction(metric) is None:
         raise ConfigError(f"experiment.choices {name}: metric {metric!r} is not a stored metric with a "
                           "direction (e.g. test_auc)")
-    return ChoiceSpec(name=name, among=tuple(map(str, among)), by=tuple(map(str, by)), metric=metric, raw=dict(data))
+    return ChoiceSpec(name=name, among=tuple(map(str, among)), by=tuple(map(str, by)), metric=metric)
 
 
 @dataclass(frozen=True)
@@ -683,9 +660,11 @@ register_figure_kind("error_curves", "stored curves of one algorithm (curve name
 
 # ---------------------------------------------------------------------------------------------------------------
 # The sections of the composed config: the keys each may have (any other would be read by nobody) and the rules of
-# the values the runner relies on. The dataset keys are the loader's (forestlab.datasets._load.CONFIG_KEYS); an
-# algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values are checked by
-# forestlab.protocols.check_protocol, which knows their combinations.
+# the values the runner relies on. The keys of a dataset config are declared here once (``dataset``) and checked by
+# one call, check_section("dataset", ...), which the experiment makes before any run and the loader makes for a
+# config given to it directly (forestlab.datasets.load_dataset, `forestlab datasets verify`); an
+# algorithm's parameters are the learner's own (its _parameter_constraints); the protocol's values by kind are
+# declared with Protocol (PROTOCOL_RULES, below), which knows their combinations, and its selection's by Selection.
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Section(Constraint):
@@ -753,6 +732,9 @@ SECTIONS: dict[str, dict[str, Field]] = {
          "seeds": Field(Int(1), required=True, nullable=False),
          "metrics": Field(), "smoke": Field(Bool()), "limits": Field(Section()),
          "shrunk": Field(Section())},  # what a kind of shrunk run (smoke: true) is called: Shrunk
+    "dataset": {k: Field() for k in ("name", "task", "description", "studies", "shape", "source", "parse", "columns",
+                                     "drop", "target", "categorical", "category_order", "missing", "splits", "notes",
+                                     "citation")},
     "algorithm": {k: Field() for k in ("name", "estimator", "seed_tag", "params", "grid", "selection",
                                        "description")},
     "protocol": {k: Field() for k in ("name", "kind", "train_size", "test_size", "sizes_from", "stratify", "resplit",
@@ -835,3 +817,310 @@ def declared_keys(parent: str, kind: str | None = None) -> tuple[str, ...]:
         options = kinds[kind].options if kind in kinds else every
         return (*FIGURE_FIELDS, *options)
     return ()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The settings of a run: the protocol and its model selection, the limits, the launcher and the paths, each a frozen
+# dataclass built once from its section of the composed config (by forestlab.config.resolve), its keys and values
+# checked by the declarations above and below. ``as_dict()`` gives the section as it was written (same keys, same
+# values): that dict is what plan ids, run keys, plan records and worker payloads hash and carry, so typing the
+# settings changes none of them.
+# ---------------------------------------------------------------------------------------------------------------
+#: The valid values of ``protocol.kind``, in the order messages list them.
+PROTOCOL_KINDS = ("holdout", "kfold", "resample")
+#: The valid values of ``selection.kind``.
+SELECTION_KINDS = ("none", "oob", "cv", "test")
+DEFAULT_FOLDS = 5
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Base of the settings classes: ``given`` keeps which keys the section wrote, in order, for :meth:`as_dict`."""
+
+    SECTION: ClassVar[str]
+    given: tuple[str, ...] = field(default=(), repr=False, compare=False, kw_only=True)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The section as written: the keys it gave, with their values."""
+        return {key: getattr(self, key) for key in self.given}
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> _Settings:
+        """The settings of a section of the composed config (a plain mapping), checked against its declaration."""
+        section = dict(section or {})
+        check_section(cls.SECTION, section)
+        return cls(**section, given=tuple(section))
+
+
+@dataclass(frozen=True)
+class Limits(_Settings):
+    """``limits``: caps applied to every run of the experiment (None: no cap); ``debug=smoke`` sets them."""
+
+    SECTION: ClassVar[str] = "limits"
+    max_datasets: int | None = None
+    max_estimators: int | None = None
+    max_runs: int | None = None
+    max_trees: int | None = None
+    max_generated_values: int | None = None
+    max_folds: int | None = None
+
+
+@dataclass(frozen=True)
+class Launcher(_Settings):
+    """``launcher``: how the runs are spread (joblib's backend, its workers, a dask scheduler's address)."""
+
+    SECTION: ClassVar[str] = "launcher"
+    backend: str = "loky"
+    n_jobs: int = 1
+    scheduler: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> Launcher:
+        launcher = super().from_config(section)
+        if launcher.backend != "dask" and launcher.scheduler:
+            raise ConfigError(f"launcher.scheduler={launcher.scheduler} is a dask scheduler, but the launcher is "
+                              f"{launcher.backend}: add launcher=dask (or drop the address)")
+        return launcher  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Paths(_Settings):
+    """``paths``: where the data, the results, the reports and the log live (the folders' own rules:
+    :func:`forestlab.config.check_paths`, which looks at the file system)."""
+
+    SECTION: ClassVar[str] = "paths"
+    root_dir: str | None = None
+    data_dir: str | None = None
+    results_dir: str | None = None
+    reports_dir: str | None = None
+    mirror: str | None = None
+    download: bool = True
+    log_file: str | None = None
+    log_max_bytes: int | None = 5_000_000
+    log_backup_count: int | None = 5
+
+    @property
+    def reports_root(self) -> str:
+        """Where tables/ and figures/ are written: ``reports_dir``, else ``results_dir``."""
+        return str(self.reports_dir or self.results_dir)
+
+
+def _selection_metric_error(metric: str) -> str | None:
+    from forestlab.metrics import METRICS  # local: metrics loads numpy and scikit-learn
+
+    if metric in METRICS and METRICS[metric].kind in ("label", "score"):
+        return None
+    valid = sorted(n for n, m in METRICS.items() if m.kind in ("label", "score"))
+    return f"'{metric}' cannot select a model; valid metrics: {', '.join(valid)}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a learner's grid is searched (:mod:`forestlab.selection`): ``kind`` none, oob, cv (``folds`` inner
+    folds, scored by ``metric``, optionally on a cheaper ``proxy``) or test (optimistic: the test set chooses).
+
+    Built by :meth:`from_config` from ``protocol.selection`` or ``algorithm.selection`` as written: None means
+    none, a string is the kind alone (none or oob), a mapping has the keys of :attr:`FIELDS`."""
+
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "kind": Field(Options(SELECTION_KINDS)), "metric": Field(Text()), "folds": Field(Int(2)),
+        "proxy": Field(MappingOf(Text(), Anything())),
+    }
+    kind: str = "none"
+    metric: str | None = None
+    folds: int | None = None
+    proxy: Mapping[str, Any] | None = None
+
+    @property
+    def optimistic(self) -> bool:
+        """The test set took part in the choice (kind test): tables label such cells."""
+        return self.kind == "test"
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{kind, metric, folds}`` (and ``proxy`` when given): the normalised form the run keys hash."""
+        out: dict[str, Any] = {"kind": self.kind, "metric": self.metric, "folds": self.folds}
+        if self.proxy is not None:  # only when given: every other selection's dict (and its runs' keys) unchanged
+            out["proxy"] = dict(self.proxy)
+        return out
+
+    @classmethod
+    def from_config(cls, selection: Mapping[str, Any] | str | Selection | None) -> Selection:
+        """The selection of a config value; a one-line ConfigError naming ``protocol.selection`` when invalid:
+        ``metric`` is required for cv and test and must be a label or score metric; for oob it is risk (the
+        out-of-bag error is a risk); ``folds`` (cv only, default 5) an integer >= 2; ``proxy`` (cv only) a
+        non-empty mapping of parameter overrides."""
+        if isinstance(selection, Selection):
+            return selection
+        if selection is None:
+            selection = {"kind": "none"}
+        elif isinstance(selection, str):
+            selection = {"kind": selection}
+        elif not isinstance(selection, Mapping):
+            raise ConfigError(f"protocol.selection must be a kind ({', '.join(SELECTION_KINDS)}) or a mapping "
+                              f"{{kind, metric, folds}}, got {selection!r}")
+        unknown = sorted(str(k) for k in selection if k not in cls.FIELDS)
+        if unknown:
+            raise ConfigError(f"protocol.selection.{unknown[0]} is not a selection setting (valid: "
+                              f"{', '.join(cls.FIELDS)}){closest(unknown[0], list(cls.FIELDS))}")
+        kind = selection.get("kind", "none")
+        kind = "none" if kind is None else kind
+        problem = cls.FIELDS["kind"].constraint.error(kind, Context())
+        if problem is not None:
+            raise ConfigError(f"protocol.selection kind {problem}")
+        if kind == "none":
+            return cls()
+        if selection.get("proxy") is not None and kind != "cv":
+            raise ConfigError(f"protocol.selection.proxy is for kind cv (inner folds scored with a cheaper "
+                              f"stand-in), not kind {kind}")
+        metric = selection.get("metric")
+        if kind == "oob":
+            if metric not in (None, "risk"):
+                raise ConfigError(f"protocol.selection kind oob compares out-of-bag errors (metric risk), not "
+                                  f"{metric!r}; use kind cv to select on another metric")
+            return cls("oob", "risk")
+        if metric is None:
+            raise ConfigError(f"protocol.selection kind {kind} needs a metric, e.g. "
+                              f"selection: {{kind: {kind}, metric: auc}}")
+        problem = _selection_metric_error(metric) if isinstance(metric, str) else f"{metric!r} is not a metric name"
+        if problem is not None:
+            raise ConfigError(f"protocol.selection.metric: {problem}")
+        if kind == "test":
+            return cls("test", metric)
+        folds = selection.get("folds")
+        folds = DEFAULT_FOLDS if folds is None else folds
+        if isinstance(folds, bool) or not hasattr(folds, "__index__") or folds < 2:
+            raise ConfigError(f"protocol.selection.folds must be an integer >= 2, got {folds!r}")
+        proxy = selection.get("proxy")
+        if proxy is not None:
+            if not isinstance(proxy, Mapping) or not proxy or not all(isinstance(k, str) for k in proxy):
+                raise ConfigError(f"protocol.selection.proxy must be a non-empty mapping of parameter overrides, "
+                                  f"got {proxy!r}")
+            proxy = {str(k): proxy[k] for k in sorted(proxy)}
+        return cls("cv", metric, int(folds), proxy)
+
+
+@dataclass(frozen=True)
+class Size(Constraint):
+    """A holdout size: an integer count >= 1 or a fraction in (0, 1)."""
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if value is None:
+            return f"must be set ({self})"
+        if is_int(value):
+            return None if value >= 1 else f"must be >= 1, got {value}"
+        if isinstance(value, float):
+            return None if 0.0 < value < 1.0 else f"as a fraction must be in (0, 1), got {value}"
+        return f"must be an integer or a fraction, got {value!r}"
+
+    def __str__(self) -> str:
+        return "an integer number of points or a fraction in (0, 1)"
+
+
+@dataclass(frozen=True)
+class Count(Constraint):
+    """An integer >= ``low``, as protocol kind ``kind`` needs it."""
+
+    low: int
+    kind: str
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        if not is_int(value):
+            return f"must be an integer >= {self.low} for kind {self.kind}, got {value!r}"
+        return None if value >= self.low else f"must be >= {self.low} for kind {self.kind}, got {value}"
+
+    def __str__(self) -> str:
+        return f"an integer >= {self.low}"
+
+
+@dataclass(frozen=True)
+class Refused(Constraint):
+    """A value that must not be set (or true): ``why`` says what to do instead."""
+
+    why: str
+
+    def error(self, value: Any, ctx: Context) -> str | None:
+        return None if not value else self.why
+
+
+#: The rules of each protocol kind's keys (beyond :data:`SECTIONS` ``protocol``): a key a kind does not list is not
+#: checked for it (the config's other kinds' keys may be there, composed from a base).
+PROTOCOL_RULES: dict[str, dict[str, Field]] = {
+    "holdout": {"train_size": Field(Size(), required=True, nullable=False), "test_size": Field(Size())},
+    "kfold": {"n_folds": Field(Count(2, "kfold"), required=True, nullable=False)},
+    "resample": {
+        "train_size": Field(Count(2, "resample"), required=True, nullable=False),
+        "test_size": Field(Count(0, "resample"), required=True, nullable=False),
+        "stratify": Field(Refused("must be false for kind resample: the generator draws each point's class with "
+                                  "its own prior")),
+        "sizes_from": Field(Refused("is for kind holdout; kind resample takes train_size and test_size as numbers "
+                                    "of points")),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Protocol(_Settings):
+    """``protocol``: how each run's training and test data are made (see :mod:`forestlab.protocols`):
+
+    - ``holdout``: ``train_size`` an integer >= 1 or a fraction in (0, 1) (may be null when ``sizes_from`` names a
+      study), ``test_size`` the same or null (every point not in the training part);
+    - ``kfold``: ``n_folds`` an integer >= 2;
+    - ``resample``: ``train_size`` an integer >= 2 and ``test_size`` an integer >= 0 (0: no test set), numbers of
+      points drawn from the generator; ``stratify`` false (a generator draws the classes with its own prior);
+    - ``stratify``, ``resplit``: true or false; ``selection``: a :class:`Selection` (a test-set selection needs a
+      test set). ``selection_written`` keeps the value as written, which the plan id and run keys hash."""
+
+    SECTION: ClassVar[str] = "protocol"
+    FIELDS: ClassVar[dict[str, Field]] = {
+        "name": Field(Text()), "kind": Field(Options(PROTOCOL_KINDS), required=True, nullable=False),
+        "stratify": Field(Bool()), "resplit": Field(Bool()), "sizes_from": Field(Text()),
+        "train_size": Field(), "test_size": Field(), "n_folds": Field(), "selection": Field(),
+    }
+    kind: str = "holdout"
+    name: str | None = None
+    train_size: int | float | None = None
+    test_size: int | float | None = None
+    sizes_from: str | None = None
+    stratify: bool | None = None
+    resplit: bool | None = None
+    n_folds: int | None = None
+    selection: Selection = field(default_factory=Selection)
+    selection_written: Any = None
+
+    @property
+    def folds(self) -> int:
+        """How many runs one repetition produces: the folds of k-fold, else 1."""
+        return int(self.n_folds or 1) if self.kind == "kfold" else 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: self.selection_written if key == "selection" else getattr(self, key) for key in self.given}
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> Protocol:
+        """A checked protocol; a one-line ConfigError naming ``protocol.<key>`` on the first problem."""
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"a protocol must be a mapping with a `kind`, got {section!r}")
+        section = dict(section)
+        check_section("protocol", section)
+        ctx = Context()
+        kind = section.get("kind")
+        problem = cls.FIELDS["kind"].constraint.error(kind, ctx)
+        if problem is not None:
+            raise ConfigError(f"protocol.kind {problem}")
+        own = dict(PROTOCOL_RULES[kind])
+        if kind == "holdout" and section.get("sizes_from"):  # the sizes come from the dataset's splits
+            own["train_size"] = Field(Size())
+        for rules in (cls.FIELDS, own):
+            for key, rule in rules.items():
+                value = section.get(key)
+                if value is None and rule.nullable:
+                    continue
+                problem = rule.constraint.error(value, ctx)
+                if problem is not None:
+                    raise ConfigError(f"protocol.{key} {problem}")
+        selection = Selection.from_config(section.get("selection"))
+        if selection.kind == "test" and kind == "resample" and section.get("test_size") == 0:
+            raise ConfigError("protocol.selection kind test needs a test set, but protocol.test_size is 0")
+        fields = {k: v for k, v in section.items() if k != "selection"}
+        return cls(**fields, selection=selection, selection_written=section.get("selection"), given=tuple(section))

@@ -331,7 +331,7 @@ def test_verify_reports_instead_of_raising(mirror, tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"categorcal": ["a01"]}, r"unknown config keys \['categorcal'\]"),
+    ({"categorcal": ["a01"]}, "unknown key 'categorcal' in dataset .* did you mean 'categorical'"),
     ({"target": {"column": "class"}}, r"needs `target.positive`.*M, R"),
     ({"target": {"column": "class", "positive": "X"}}, r"none of which is a label"),
     ({"target": {"column": "klass", "positive": "M"}}, r"names column 'klass'"),

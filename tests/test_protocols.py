@@ -10,13 +10,13 @@ from forestlab.datasets._synthetic import GENERATORS, load_synthetic, register_g
 from forestlab.errors import ConfigError, DatasetError
 from forestlab.protocols import (
     ResampleSplit,
-    check_protocol,
     derive_seed,
     draw_resample,
     make_split,
     protocol_kinds,
     resolve_sizes,
 )
+from forestlab.spec import Protocol
 
 HOLDOUT = {"kind": "holdout", "train_size": 0.5, "test_size": None, "stratify": False, "resplit": True}
 
@@ -121,7 +121,7 @@ def test_stratified_kfold_keeps_each_folds_positive_rate(n_folds, n_pos):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# check_protocol
+# Protocol.from_config: the protocol's rules, declared in forestlab.spec
 # ---------------------------------------------------------------------------------------------------------------
 RESAMPLE = {"kind": "resample", "train_size": 200, "test_size": 100}
 
@@ -132,7 +132,7 @@ def test_protocol_kinds():
 
 def test_every_shipped_protocol_config_is_valid():
     for name in group_options("protocol"):  # composed with their bases (conf/protocol/_*.yaml), as a run uses them
-        check_protocol(to_container(load_group_option("protocol", name)))
+        Protocol.from_config(to_container(load_group_option("protocol", name)))
 
 
 @pytest.mark.parametrize("proto", [
@@ -145,7 +145,7 @@ def test_every_shipped_protocol_config_is_valid():
     {**HOLDOUT, "selection": {"kind": "test", "metric": "risk"}},
 ])
 def test_check_protocol_accepts(proto):
-    check_protocol(proto)
+    Protocol.from_config(proto)
 
 
 @pytest.mark.parametrize(("proto", "message"), [
@@ -174,7 +174,7 @@ def test_check_protocol_accepts(proto):
 ])
 def test_check_protocol_rejects_with_one_line(proto, message):
     with pytest.raises(ConfigError, match=message) as info:
-        check_protocol(proto)
+        Protocol.from_config(proto)
     assert "\n" not in str(info.value)
 
 

@@ -62,7 +62,7 @@ def test_limits_belong_to_the_runner_and_a_busy_store_is_a_class(workdir):
     with pytest.raises(ConfigError, match="more than limits.max_runs"):
         run_experiment(exp, dry_run=True)
     small = load_experiment(QUICK)
-    lock = RunLock(Path(small.paths["results_dir"]))
+    lock = RunLock(Path(small.paths.results_dir))
     lock.acquire(wait=False)
     try:
         with pytest.raises(StoreBusy, match="another forestlab run"):

@@ -42,11 +42,11 @@ def _smoke_cycle(names: tuple[str, ...] | list[str], workdir: Path) -> None:
         exp = load_experiment([f"experiment={name}", "debug=smoke"])
         for spec in exp.tables:
             for ext in ("md", "csv", "tex"):
-                assert (results / "tables" / f"{name}-smoke" / f"{spec['name']}.{ext}").is_file(), (name, spec)
+                assert (results / "tables" / f"{name}-smoke" / f"{spec.name}.{ext}").is_file(), (name, spec)
         for spec in exp.figures:
             for ext in ("png", "pdf"):
-                assert (results / "figures" / f"{name}-smoke" / f"{spec['name']}.{ext}").is_file(), (name, spec)
-        if exp.claims or any(t.get("published") or t.get("pairs") for t in exp.tables):
+                assert (results / "figures" / f"{name}-smoke" / f"{spec.name}.{ext}").is_file(), (name, spec)
+        if exp.claims or any(t.published or t.pairs for t in exp.tables):
             assert (results / "tables" / f"{name}-smoke" / "compare.txt").is_file(), name
     report = run_cli("report", "debug=smoke")
     assert report.returncode == 0, report.stderr[-2000:]

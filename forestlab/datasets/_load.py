@@ -41,11 +41,9 @@ from forestlab.datasets._openml import load_openml
 from forestlab.datasets._sklearn import load_sklearn
 from forestlab.datasets._synthetic import load_synthetic
 from forestlab.datasets._uci import load_uci, uci_files
-from forestlab.errors import DatasetError, ForestlabError, one_line
+from forestlab.errors import ConfigError, DatasetError, ForestlabError, one_line
+from forestlab.spec import check_section
 
-# Top-level keys a dataset config may have (anything else is a typo, reported as such).
-CONFIG_KEYS = ("name", "task", "description", "studies", "shape", "source", "parse", "columns", "drop", "target",
-               "categorical", "category_order", "missing", "splits", "notes", "citation")
 KINDS = ("uci", "mnist", "sklearn", "synthetic", "openml", "file")
 
 _CACHE_MAX_ITEMS = 32
@@ -79,9 +77,10 @@ def _validate(cfg: Mapping[str, Any]) -> tuple[str, str]:
         raise DatasetError("the dataset config is empty: it needs at least name, task, source and target "
                            "(see data/README.md)")
     name = dataset_name(cfg)
-    unknown = sorted(set(cfg) - set(CONFIG_KEYS))
-    if unknown:
-        raise DatasetError(f"dataset '{name}': unknown config keys {unknown}; valid keys: {', '.join(CONFIG_KEYS)}")
+    try:  # the keys a dataset config may have, declared once (forestlab.spec.SECTIONS["dataset"])
+        check_section("dataset", cfg, f"dataset '{name}'")
+    except ConfigError as exc:
+        raise DatasetError(str(exc)) from None
     if cfg.get("task") not in TASKS:
         raise DatasetError(f"dataset '{name}': `task` must be binary or multiclass, got {cfg.get('task')!r}")
     source = cfg.get("source")

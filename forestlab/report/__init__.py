@@ -22,12 +22,12 @@ __all__ = ["compare_experiment", "experiment_results", "output_dir", "render_fig
 
 def experiment_results(experiment: Experiment) -> ExperimentResults:
     """The stored results of a resolved experiment (read only)."""
-    return load_results(experiment, resolve_path(experiment.paths["results_dir"]), metrics=experiment.metrics)
+    return load_results(experiment, resolve_path(experiment.paths.results_dir), metrics=experiment.metrics)
 
 
 def output_dir(experiment: Experiment, kind: str) -> Path:
     """``<reports_dir>/<kind>/<experiment>`` (``<experiment>-<label>`` for shrunk runs, ``-smoke`` for
     ``debug=smoke``'s: they never overwrite the experiment's own tables and figures)."""
-    root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
+    root = resolve_path(experiment.paths.reports_root)
     shrunk = experiment.shrunk
     return root / kind / (experiment.name if shrunk is None else f"{experiment.name}-{shrunk.label}")

@@ -414,7 +414,7 @@ def _shared_siblings(loader: Callable[[str], ExperimentResults | None] | None, c
 
     if loader is None:
         return None
-    how = (exp.seed, exp.seeds, exp.smoke, json.dumps(exp.limits, sort_keys=True, default=str))
+    how = (exp.seed, exp.seeds, exp.smoke, json.dumps(exp.limits.as_dict(), sort_keys=True, default=str))
 
     def load(name: str) -> ExperimentResults | None:
         key = (name, *how)
@@ -444,7 +444,7 @@ def _other_plans(res: ExperimentResults, exp: Experiment) -> list[str]:
         if summary.get("seed") != exp.seed:
             diffs.append(f"seed={summary.get('seed')}")
         for key, value in (summary.get("limits") or {}).items():
-            if value != exp.limits.get(key):
+            if value != exp.limits.as_dict().get(key):
                 diffs.append(f"limits.{key}={'null' if value is None else value}")
         what = " ".join(diffs) or "other dataset, learner or protocol settings"
         out.append(f"{what} (recorded {prov.fmt_time(row.recorded_at)})")
@@ -902,7 +902,7 @@ def _footer(generated: float, overrides: Sequence[str], views: Iterable[Experime
 def site_dir(experiment: Experiment) -> Path:
     """``<reports_dir>/report`` (``report-<label>`` for shrunk runs: ``report-smoke``), ``reports_dir`` defaulting
     to the results folder."""
-    root = resolve_path(experiment.paths.get("reports_dir") or experiment.paths["results_dir"])
+    root = resolve_path(experiment.paths.reports_root)
     return root / ("report" if experiment.shrunk is None else f"report-{experiment.shrunk.label}")
 
 
