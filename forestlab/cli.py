@@ -355,10 +355,10 @@ def run(
     )] = None,
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
+    _setup_logging(quiet)
+    exp = _experiment(overrides)  # before the runner's imports (scikit-learn): a bad override answers at once
     from forestlab.runner import is_terminal, run_experiment
 
-    _setup_logging(quiet)
-    exp = _experiment(overrides)
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
         log.info(f"note: {note}")
     if log_file:

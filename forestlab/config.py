@@ -224,10 +224,36 @@ def _normalise_overrides(overrides: Sequence[str]) -> list[str]:
 def experiment_setting(name: str, key: str, default: Any = None) -> Any:
     """``experiment.<key>`` as ``conf/experiment/<name>.yaml`` writes it (``default`` when it does not, or when there
     is no such experiment): how the command line treats an experiment, read without composing it."""
-    if not (conf_dir() / "experiment" / f"{name}.yaml").is_file():
+    path = conf_dir() / "experiment" / f"{name}.yaml"
+    if not path.is_file():
         return default
-    exp = load_group_option("experiment", name).get("experiment") or {}
+    stat = path.stat()
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _file_header(*version)[0] == "_global_":  # read as written (load_group_option's rule): a plain YAML parse
+        plain = _plain_yaml(*version)
+        exp = plain.get("experiment") if isinstance(plain, dict) else None
+        value = exp.get(key, default) if isinstance(exp, dict) else default if exp is None else _NOT_PLAIN
+        if not (value is _NOT_PLAIN or isinstance(value, str) and "${" in value):
+            return value
+    exp = load_group_option("experiment", name).get("experiment") or {}  # an interpolation, or an unusual file
     return exp.get(key, default)
+
+
+_NOT_PLAIN = object()
+
+
+@functools.lru_cache(maxsize=512)
+def _plain_yaml(path: str, mtime_ns: int, size: int) -> Any:
+    """A config file's plain YAML content (libyaml when present), for the command line's settings of every experiment
+    (``list``, ``status``): OmegaConf's parse of the 20 experiment files costs ~1 s. ``_NOT_PLAIN`` when it cannot be
+    read: the caller then takes OmegaConf's path, which says why."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+    except (OSError, ValueError, yaml.YAMLError):
+        return _NOT_PLAIN
 
 
 def choices_experiment() -> str | None:
@@ -680,11 +706,45 @@ def list_options(kind: str) -> list[str]:
 
 def describe(kind: str, name: str) -> str:
     """A one-line description of a config option, for listings."""
-    node = load_group_option(LISTABLE[kind], name)
     if kind == "experiments":
-        exp = node.get("experiment") or {}
-        return str(exp.get("description", ""))
+        return str(experiment_setting(name, "description", ""))
+    plain = _plain_description(LISTABLE[kind], name)
+    if plain is not _NOT_PLAIN:
+        return str(plain or "")
+    node = load_group_option(LISTABLE[kind], name)
     return str(node.get("description", "") or "")
+
+
+def _plain_description(group: str, name: str, depth: int = 0) -> Any:
+    """An option's ``description`` as Hydra would compose it, from plain parses of the option and of the same-group
+    bases its ``defaults:`` list names, merged in Hydra's order (``_self_`` last unless placed): `forestlab list`
+    without ~1 s of Hydra setup. ``_NOT_PLAIN`` for anything less simple (another group, a package, an
+    interpolation, a file that does not parse): the caller composes."""
+    path = conf_dir() / group / f"{name}.yaml"
+    if depth > 8 or not path.is_file():
+        return _NOT_PLAIN
+    stat = path.stat()
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    plain = _plain_yaml(*version)
+    if not isinstance(plain, dict) or _file_header(*version)[0] not in (None, "_group_"):
+        return _NOT_PLAIN
+    defaults = plain.get("defaults", [])
+    if not isinstance(defaults, list) or not all(isinstance(d, str) and re.fullmatch(r"[\w.-]+", d) for d in defaults
+                                                  if d != "_self_"):
+        return _NOT_PLAIN
+    value = None
+    for entry in defaults if "_self_" in defaults else [*defaults, "_self_"]:
+        if entry == "_self_":
+            own = plain.get("description")
+            if isinstance(own, str) and "${" in own or own is not None and not isinstance(own, str):
+                return _NOT_PLAIN
+            value = own if "description" in plain else value
+        else:
+            base = _plain_description(group, entry, depth + 1)
+            if base is _NOT_PLAIN:
+                return _NOT_PLAIN
+            value = base if base is not None else value
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -823,12 +883,14 @@ def check_tasks(experiment: Experiment) -> None:
 def check_chosen_dataset_file(overrides: Sequence[str]) -> None:
     """``dataset=NAME``: an empty ``conf/dataset/NAME.yaml``, or one whose ``name:`` is not NAME, is refused naming
     the file (before Hydra would fail on it with a message about interpolations)."""
-    from forestlab.datasets._load import check_name_matches_file
-
     for override in overrides:
         key, sep, value = override.partition("=")
         if sep and key.lstrip("+") == "dataset" and _SAFE_NAME.match(value.strip()):
             path = conf_dir() / "dataset" / f"{value.strip()}.yaml"
             if path.is_file():
+                # local, and only here: the datasets package loads scikit-learn, which a command without dataset=
+                # (an error, `list`) never needs
+                from forestlab.datasets._load import check_name_matches_file
+
                 stat = path.stat()
                 check_name_matches_file(_load_yaml(str(path), stat.st_mtime_ns, stat.st_size), path)
