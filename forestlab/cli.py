@@ -484,6 +484,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 
     Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
+    from forestlab.config import cached_experiment
     from forestlab.report import experiment_results
 
     _setup_logging()
@@ -491,7 +492,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     names = _experiments_for(experiment, overrides)
     found = 0
     for name in names:
-        exp = _experiment(overrides, name)
+        exp = cached_experiment(_with_experiment(overrides, name))  # composed once, then kept while unchanged
         _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else
@@ -663,7 +664,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     experiment. Without
     EXPERIMENT: every registered experiment, then any other experiment found in the store (single runs).
     """
-    from forestlab.config import experiment_facts, resolve_path
+    from forestlab.config import experiment_facts, inputs_signature, resolve_path
     from forestlab.store import Store
 
     experiment, overrides = _split_args(experiment, overrides)
@@ -671,10 +672,11 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     listed: set[str] = set()
     results_dir: Path | None = None
     stores: dict[Path, Store] = {}  # each results folder opened once (the overrides may give each its own)
+    inputs = inputs_signature()  # the state of the config tree, code and environment, once for every experiment
     with contextlib.ExitStack() as opened:
         for name in _experiments_for(experiment, overrides):
             # what status reads of the composed experiment, kept between calls while nothing it depends on changes
-            exp = experiment_facts(_with_experiment(overrides, name))
+            exp = experiment_facts(_with_experiment(overrides, name), inputs)
             results_dir = resolve_path(exp.paths["results_dir"])
             listed.add(exp.name)
             if results_dir not in stores:

@@ -443,18 +443,20 @@ def _tree_signature(folder: Path, pattern: str) -> list[tuple[str, int, int]]:
     return sorted((str(p), st.st_mtime_ns, st.st_size) for p in folder.rglob(pattern) for st in (p.stat(),))
 
 
-@functools.lru_cache(maxsize=8)
-def _inputs_signature(conf: str) -> str:
+def inputs_signature() -> str:
     """Everything a composed experiment can depend on besides its overrides, as a hash: every file of the config
-    tree and of forestlab's code (path, mtime, size), the FORESTLAB_* environment (``oc.env`` paths) and the
-    working directory (relative paths)."""
+    tree and of forestlab's code (path, mtime, size), the FORESTLAB_* environment (``oc.env`` paths), the working
+    directory (relative paths), the import path (PYTHONPATH: a sitecustomize may register learners) and the installed
+    packages' versions (scikit-learn's parameter checks, Hydra)."""
     import hashlib
     import json
     import sys
 
-    state = {"conf": _tree_signature(Path(conf), "*"), "code": _tree_signature(PACKAGE_DIR, "*.py"),
+    packages = sorted(name for folder in sys.path if folder.endswith("site-packages") and os.path.isdir(folder)
+                      for name in os.listdir(folder) if name.endswith(".dist-info"))  # names carry versions
+    state = {"conf": _tree_signature(conf_dir(), "*"), "code": _tree_signature(PACKAGE_DIR, "*.py"),
              "env": sorted((k, v) for k, v in os.environ.items() if k.startswith("FORESTLAB_")),
-             "cwd": os.getcwd(), "python": sys.version}
+             "cwd": os.getcwd(), "python": sys.version, "path": sys.path, "packages": packages}
     return hashlib.sha256(json.dumps(state).encode()).hexdigest()
 
 
@@ -466,32 +468,73 @@ def _facts_dir() -> Path:
     return base / "experiment-facts"
 
 
-def experiment_facts(overrides: Sequence[str]) -> ExperimentFacts:
-    """:class:`ExperimentFacts` of ``load_experiment(overrides)``, from an entry kept by an earlier call when none of
-    its inputs (:func:`_inputs_signature`, the overrides) changed since, else composed (and kept). An experiment
-    reading a data file whose content is in its plan id (``source.kind: file``) is composed every time; an error is
-    never kept (composing says it again)."""
+def _kept_path(overrides: Sequence[str], suffix: str, inputs: str | None = None) -> Path:
+    """The cache entry of the experiment composed from ``overrides`` as things stand (``inputs``: what
+    :func:`inputs_signature` returns, computed once by a caller that asks for many experiments)."""
     import hashlib
     import json
 
+    key = hashlib.sha256(json.dumps([inputs or inputs_signature(), list(overrides)]).encode()).hexdigest()
+    return _facts_dir() / f"{key[:40]}{suffix}"
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """Write a cache entry atomically; an unwritable cache folder keeps nothing (the next call composes again)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def _reads_data_file(exp: Experiment) -> bool:
+    """Whether a dataset's content is part of the plan id (``source.kind: file``): such an experiment is composed
+    every time, since its file may change without anything in the config changing."""
+    return any(isinstance(d.cfg.get("source"), dict) and d.cfg["source"].get("kind") == "file" for d in exp.datasets)
+
+
+def cached_experiment(overrides: Sequence[str]) -> Experiment:
+    """``load_experiment(overrides)``, kept between processes for the commands that only read (tables, figures,
+    compare): the same validated experiment, without composing or importing the learners, while none of its inputs
+    (:func:`inputs_signature`, the overrides) changed. An error is never kept: composing says it again."""
+    import pickle
+
     overrides = [str(o) for o in overrides]
-    key = hashlib.sha256(json.dumps([_inputs_signature(str(conf_dir())), overrides]).encode()).hexdigest()
-    path = _facts_dir() / f"{key[:40]}.json"
+    path = _kept_path(overrides, ".pickle")
+    try:
+        exp = pickle.loads(path.read_bytes())  # noqa: S301 - our own cache, written by this function
+        if isinstance(exp, Experiment):
+            return exp
+    except Exception:  # noqa: BLE001 - none kept, or a damaged or outdated entry: compose
+        pass
+    exp = load_experiment(overrides)
+    if not _reads_data_file(exp):
+        try:
+            _keep(path, pickle.dumps(exp))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            pass
+    return exp
+
+
+def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> ExperimentFacts:
+    """:class:`ExperimentFacts` of ``load_experiment(overrides)``, from an entry kept by an earlier call when none of
+    its inputs (:func:`inputs_signature`, the overrides) changed since, else composed (and kept). An experiment
+    reading a data file whose content is in its plan id (``source.kind: file``) is composed every time; an error is
+    never kept (composing says it again)."""
+    import json
+
+    overrides = [str(o) for o in overrides]
+    path = _kept_path(overrides, ".json", inputs)
     try:
         return ExperimentFacts(**json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         pass  # none kept (or a damaged entry): compose
     exp = load_experiment(overrides)
     facts = ExperimentFacts.of(exp)
-    if any(isinstance(d.cfg.get("source"), dict) and d.cfg["source"].get("kind") == "file" for d in exp.datasets):
-        return facts
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dataclasses.asdict(facts)), encoding="utf-8")
-        tmp.replace(path)
-    except (OSError, TypeError, ValueError):
-        pass  # an unwritable cache folder: composed every time
+    if not _reads_data_file(exp):
+        _keep(path, json.dumps(dataclasses.asdict(facts)).encode())
     return facts
 
 
