@@ -21,6 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from forestlab._cache import keep
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
@@ -462,11 +463,10 @@ def inputs_signature() -> str:
 
 
 def _facts_dir() -> Path:
-    """Where :func:`experiment_facts` keeps its entries: ``$FORESTLAB_CACHE_DIR``, else forestlab/ under
-    ``$XDG_CACHE_HOME`` (~/.cache)."""
-    env = os.environ.get("FORESTLAB_CACHE_DIR")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "forestlab"
-    return base / "experiment-facts"
+    """Where :func:`experiment_facts` and :func:`cached_experiment` keep their entries."""
+    from forestlab._cache import cache_dir
+
+    return cache_dir() / "experiment-facts"
 
 
 def _kept_path(overrides: Sequence[str], suffix: str, inputs: str | None = None) -> Path:
@@ -477,17 +477,6 @@ def _kept_path(overrides: Sequence[str], suffix: str, inputs: str | None = None)
 
     key = hashlib.sha256(json.dumps([inputs or inputs_signature(), list(overrides)]).encode()).hexdigest()
     return _facts_dir() / f"{key[:40]}{suffix}"
-
-
-def _keep(path: Path, data: bytes) -> None:
-    """Write a cache entry atomically; an unwritable cache folder keeps nothing (the next call composes again)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    except OSError:
-        pass
 
 
 def _reads_data_file(exp: Experiment) -> bool:
@@ -513,7 +502,7 @@ def cached_experiment(overrides: Sequence[str]) -> Experiment:
     exp = load_experiment(overrides)
     if not _reads_data_file(exp):
         try:
-            _keep(path, pickle.dumps(exp))
+            keep(path, pickle.dumps(exp))
         except (pickle.PicklingError, TypeError, AttributeError):
             pass
     return exp
@@ -535,7 +524,7 @@ def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> Exp
     exp = load_experiment(overrides)
     facts = ExperimentFacts.of(exp)
     if not _reads_data_file(exp):
-        _keep(path, json.dumps(dataclasses.asdict(facts)).encode())
+        keep(path, json.dumps(dataclasses.asdict(facts)).encode())
     return facts
 
 

@@ -110,3 +110,25 @@ def test_unwritable_cache_folder_still_answers(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(blocker / "cache"))  # under a file: cannot be created
     assert config.experiment_facts(["experiment=quickstart"]).name == "quickstart"
     assert os.path.isfile(blocker)
+
+
+def test_memoised_p_values_are_scipys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The t-test's and Wilcoxon's p-values, computed without scipy.stats and then served from the memo, are the
+    numbers scipy.stats gives, bit for bit."""
+    import numpy as np
+    from scipy import stats as st
+
+    from forestlab import stats
+
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    for n in (3, 12, 40):
+        d = rng.normal(0.01, 0.05, n)
+        expected_t = float(st.ttest_1samp(d, 0.0).pvalue)
+        expected_w = float(st.wilcoxon(d, zero_method="zsplit").pvalue)
+        for _ in range(2):  # computed, then served from the memo
+            t = stats.paired_t_test(d, np.zeros(n))
+            assert t.p == pytest.approx(expected_t, rel=1e-12, abs=0)
+            assert t.p == float(2 * st.t.sf(abs(t.t), df=n - 1))
+            assert stats.wilcoxon_pvalue(d) == expected_w
+    assert list((tmp_path / "cache").rglob("*.json"))
