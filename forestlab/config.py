@@ -21,7 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from forestlab._cache import keep
+from forestlab._cache import cache_dir, keep
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
@@ -464,8 +464,6 @@ def inputs_signature() -> str:
 
 def _facts_dir() -> Path:
     """Where :func:`experiment_facts` and :func:`cached_experiment` keep their entries."""
-    from forestlab._cache import cache_dir
-
     return cache_dir() / "experiment-facts"
 
 
