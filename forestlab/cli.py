@@ -12,6 +12,7 @@ terminated (SIGTERM), what finished being stored either way. Every error is one 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import logging
@@ -35,6 +36,7 @@ from forestlab.spec import add_kind_loader
 if TYPE_CHECKING:
     import pandas as pd
 
+    from forestlab.config import ExperimentFacts
     from forestlab.experiment import Experiment
     from forestlab.results import ExperimentResults
     from forestlab.runner import Event, Outcome, RunDone, RunFailed, Summary
@@ -235,13 +237,18 @@ def _experiment(overrides: Sequence[str] | None, experiment: str | None = None):
     """The resolved :class:`~forestlab.experiment.Experiment` for the overrides (and experiment name)."""
     from forestlab.config import load_experiment
 
+    return load_experiment(_with_experiment(overrides, experiment))
+
+
+def _with_experiment(overrides: Sequence[str] | None, experiment: str | None) -> list[str]:
+    """The overrides that compose ``experiment`` (a name, or a first override) with ``overrides``."""
     ov = list(overrides or [])
     if experiment:
         if "=" in experiment:  # `forestlab tables seeds=3` without an experiment name
             ov.insert(0, experiment)
         else:
             ov.insert(0, f"experiment={experiment}")
-    return load_experiment(ov)
+    return ov
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -355,10 +362,10 @@ def run(
     )] = None,
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
+    _setup_logging(quiet)
+    exp = _experiment(overrides)  # before the runner's imports (scikit-learn): a bad override answers at once
     from forestlab.runner import is_terminal, run_experiment
 
-    _setup_logging(quiet)
-    exp = _experiment(overrides)
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
         log.info(f"note: {note}")
     if log_file:
@@ -478,6 +485,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 
     Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
+    from forestlab.config import cached_experiment
     from forestlab.report import experiment_results
 
     _setup_logging()
@@ -485,7 +493,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     names = _experiments_for(experiment, overrides)
     found = 0
     for name in names:
-        exp = _experiment(overrides, name)
+        exp = cached_experiment(_with_experiment(overrides, name))  # composed once, then kept while unchanged
         _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else
@@ -583,7 +591,7 @@ def report(overrides: Overrides = None) -> None:
     typer.echo(str(index))
 
 
-def _check_read_size(exp: Experiment) -> None:
+def _check_read_size(exp: Experiment | ExperimentFacts, store: Store | None = None) -> None:
     """The reading commands (status, tables, figures, compare, report) never plan, but a configuration beyond
     ``limits.max_runs`` that was never run is almost surely a typo (seeds=100000000): refuse it in one line rather
     than report billions of pending runs. A plan that was run (with --yes) is read as usual. The store is opened
@@ -594,9 +602,13 @@ def _check_read_size(exp: Experiment) -> None:
     max_runs = exp.limits.max_runs
     if max_runs is None or exp.n_runs <= int(max_runs):
         return
-    with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
+    if store is not None:
         if store.plan_for(exp.name, plan_id=exp.plan_id) is not None:
             return
+    else:
+        with Store(resolve_path(exp.paths.results_dir), readonly=True) as opened:
+            if opened.plan_for(exp.name, plan_id=exp.plan_id) is not None:
+                return
     raise ConfigError(f"experiment {exp.name} with these overrides plans {exp.n_runs} runs, more than "
                       f"limits.max_runs={max_runs}, and no such plan was ever run: check the overrides (give the "
                       f"ones the runs were given), or raise the bound with limits.max_runs={exp.n_runs}")
@@ -654,24 +666,30 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
     experiment. Without
     EXPERIMENT: every registered experiment, then any other experiment found in the store (single runs).
     """
-    from forestlab.config import resolve_path
+    from forestlab.config import experiment_facts, inputs_signature, resolve_path
     from forestlab.store import Store
 
     experiment, overrides = _split_args(experiment, overrides)
     rows: list[tuple[str, ...]] = []
     listed: set[str] = set()
     results_dir: Path | None = None
-    for name in _experiments_for(experiment, overrides):
-        exp = _experiment(overrides, name)
-        results_dir = resolve_path(exp.paths.results_dir)
-        listed.add(exp.name)
-        _check_read_size(exp)
-        with Store(results_dir, readonly=True) as store:
+    stores: dict[Path, Store] = {}  # each results folder opened once (the overrides may give each its own)
+    inputs = inputs_signature()  # the state of the config tree, code and environment, once for every experiment
+    with contextlib.ExitStack() as opened:
+        for name in _experiments_for(experiment, overrides):
+            # what status reads of the composed experiment, kept between calls while nothing it depends on changes
+            exp = experiment_facts(_with_experiment(overrides, name), inputs)
+            results_dir = resolve_path(exp.paths.results_dir)
+            listed.add(exp.name)
+            if results_dir not in stores:
+                stores[results_dir] = opened.enter_context(Store(results_dir, readonly=True))
+            store = stores[results_dir]
+            _check_read_size(exp, store)
             # `status single` without the run's own overrides: the single runs as last recorded
             current = None if exp.from_choices and not overrides else exp
             rows.extend(_status_rows(store, exp.name, current, failed))
-    if experiment is None and results_dir is not None:
-        with Store(results_dir, readonly=True) as store:
+        if experiment is None and results_dir is not None:
+            store = stores[results_dir]
             for name in store.experiments():
                 if name not in listed:
                     rows.extend(_status_rows(store, name, None, failed))
@@ -681,7 +699,7 @@ def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
         typer.echo(f"{r[0]:<{width}}  {r[1]:>7} {r[2]:>7} {r[3]:>7} {r[4]:>8} {r[5]:>7}")
 
 
-def _status_rows(store: Store, name: str, exp: Experiment | None, show_failed: bool) -> list[tuple[str, ...]]:
+def _status_rows(store: Store, name: str, exp: ExperimentFacts | None, show_failed: bool) -> list[tuple[str, ...]]:
     """Status lines of one experiment: the plan of its current configuration ``exp`` (None: its latest recorded
     plan) and, on a line of its own, its other kind (the latest smoke plan beside a real one, or the other way).
     Stale: stored runs the experiment planned once but neither of these plans holds."""

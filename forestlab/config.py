@@ -21,6 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from forestlab._cache import cache_dir, keep
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
@@ -96,7 +97,51 @@ def load_group_option(group: str, name: str) -> DictConfig:
         node = _load_yaml(*version)
         if package == "_global_" or "defaults" not in node:
             return copy.deepcopy(node)
+        merged = _merged_group_option(conf_dir(), group, name)
+        if merged is not _NOT_PLAIN:
+            return merged
     return copy.deepcopy(_composed_group_option(conf_dir(), group, name))
+
+
+def _merged_group_option(root: Path, group: str, name: str, depth: int = 0) -> Any:
+    """Option ``name`` of ``group`` whose ``defaults:`` list names only bases of the same group, merged as Hydra merges
+    them (each entry in order, the file's own content at ``_self_``, last unless placed) without Hydra's setup
+    (~0.5 s a process): a fresh DictConfig. ``_NOT_PLAIN`` for anything else (another group, a package, an
+    override, a file that does not parse as a mapping): the caller composes with Hydra, which also says what is
+    wrong."""
+    path = root / group / f"{name}.yaml"
+    if depth > 16 or not path.is_file():
+        return _NOT_PLAIN
+    stat = path.stat()
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _file_header(*version)[0] not in (None, "_group_"):
+        return _NOT_PLAIN
+    try:
+        node = _load_yaml(*version)
+    except ConfigError:
+        return _NOT_PLAIN
+    defaults = node.get("defaults", []) if "defaults" in node else []
+    if not isinstance(defaults, ListConfig | list) or not all(
+            isinstance(d, str) and re.fullmatch(r"[\w.-]+", d) for d in defaults):
+        return _NOT_PLAIN
+    entries = list(defaults) if "_self_" in defaults else [*defaults, "_self_"]
+    if len(set(entries)) != len(entries):
+        return _NOT_PLAIN
+    own = OmegaConf.create({k: v for k, v in node.items_ex(resolve=False) if k != "defaults"})
+    parts = []
+    for entry in entries:
+        if entry == "_self_":
+            parts.append(own)
+            continue
+        base = _merged_group_option(root, group, entry, depth + 1)
+        if base is _NOT_PLAIN:
+            return _NOT_PLAIN
+        parts.append(base)
+    try:
+        merged = OmegaConf.merge(*parts) if len(parts) > 1 else parts[0]
+    except (OmegaConfBaseException, ValueError, TypeError) as exc:  # noqa: F841 - Hydra says it better
+        return _NOT_PLAIN
+    return OmegaConf.create(OmegaConf.to_container(merged, resolve=False))
 
 
 @functools.lru_cache(maxsize=512)
@@ -238,9 +283,18 @@ def _normalise_overrides(overrides: Sequence[str]) -> list[str]:
 def experiment_setting(name: str, key: str, default: Any = None) -> Any:
     """``experiment.<key>`` as ``conf/experiment/<name>.yaml`` writes it (``default`` when it does not, or when there
     is no such experiment): how the command line treats an experiment, read without composing it."""
-    if not (conf_dir() / "experiment" / f"{name}.yaml").is_file():
+    path = conf_dir() / "experiment" / f"{name}.yaml"
+    if not path.is_file():
         return default
-    exp = load_group_option("experiment", name).get("experiment") or {}
+    stat = path.stat()
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _file_header(*version)[0] == "_global_":  # read as written (load_group_option's rule): a plain YAML parse
+        plain = _plain_yaml(*version)
+        exp = plain.get("experiment") if isinstance(plain, dict) else None
+        value = exp.get(key, default) if isinstance(exp, dict) else default if exp is None else _NOT_PLAIN
+        if not (value is _NOT_PLAIN or isinstance(value, str) and "${" in value):
+            return value
+    exp = load_group_option("experiment", name).get("experiment") or {}  # an interpolation, or an unusual file
     return exp.get(key, default)
 
 
@@ -260,6 +314,23 @@ def shrunk_kind(experiment: Experiment | None = None) -> Shrunk | None:
     if experiment is not None and experiment.shrunk is not None:
         return experiment.shrunk
     return _shrunk_kind(str(conf_dir()))
+
+
+_NOT_PLAIN = object()
+
+
+@functools.lru_cache(maxsize=512)
+def _plain_yaml(path: str, mtime_ns: int, size: int) -> Any:
+    """A config file's plain YAML content (libyaml when present), for the command line's settings of every experiment
+    (``list``, ``status``): OmegaConf's parse of the 20 experiment files costs ~1 s. ``_NOT_PLAIN`` when it cannot be
+    read: the caller then takes OmegaConf's path, which says why."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+    except (OSError, ValueError, yaml.YAMLError):
+        return _NOT_PLAIN
 
 
 def choices_experiment() -> str | None:
@@ -374,10 +445,131 @@ def load_experiment(overrides: Sequence[str] = ()) -> Experiment:
     overrides = [str(o) for o in overrides]
     check_group_lists(overrides)
     check_chosen_dataset_file(overrides)
+    check_group_choices(overrides)
     cfg = _compose_unchecked(overrides)
     experiment = validate(cfg)
     check_overrides(cfg, experiment, overrides)
     return experiment
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentFacts:
+    """What `forestlab status` reads of a composed experiment (the attributes of
+    :class:`~forestlab.experiment.Experiment` it uses, under their names), kept between processes by
+    :func:`experiment_facts` so that status over every experiment composes none of them when nothing changed."""
+
+    name: str
+    plan_id: str
+    n_runs: int
+    smoke: bool
+    from_choices: bool
+    other_choices_stale: bool
+    results_dir: str
+    max_runs: int | None
+    shrunk_section: dict[str, Any] | None = None  # the Shrunk of a shrunk run, as its section
+
+    @classmethod
+    def of(cls, exp: Experiment) -> ExperimentFacts:
+        shrunk = dataclasses.asdict(exp.shrunk) if exp.shrunk is not None else None
+        return cls(exp.name, exp.plan_id, exp.n_runs, bool(exp.smoke), exp.from_choices, exp.other_choices_stale,
+                   str(exp.paths.results_dir), exp.limits.max_runs, shrunk)
+
+    @property
+    def paths(self) -> Paths:
+        return Paths(results_dir=self.results_dir)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(max_runs=self.max_runs)
+
+    @property
+    def shrunk(self) -> Shrunk | None:
+        return None if self.shrunk_section is None else Shrunk(**self.shrunk_section)
+
+
+def _tree_signature(folder: Path, pattern: str) -> list[tuple[str, int, int]]:
+    return sorted((str(p), st.st_mtime_ns, st.st_size) for p in folder.rglob(pattern) for st in (p.stat(),))
+
+
+def inputs_signature() -> str:
+    """Everything a composed experiment can depend on besides its overrides, as a hash: every file of the config
+    tree and of forestlab's code (path, mtime, size), the FORESTLAB_* environment (``oc.env`` paths), the working
+    directory (relative paths), the import path (PYTHONPATH: a sitecustomize may register learners) and the installed
+    packages' versions (scikit-learn's parameter checks, Hydra)."""
+    import hashlib
+    import json
+    import sys
+
+    packages = sorted(name for folder in sys.path if folder.endswith("site-packages") and os.path.isdir(folder)
+                      for name in os.listdir(folder) if name.endswith(".dist-info"))  # names carry versions
+    state = {"conf": _tree_signature(conf_dir(), "*"), "code": _tree_signature(PACKAGE_DIR, "*.py"),
+             "env": sorted((k, v) for k, v in os.environ.items() if k.startswith("FORESTLAB_")),
+             "cwd": os.getcwd(), "python": sys.version, "path": sys.path, "packages": packages}
+    return hashlib.sha256(json.dumps(state).encode()).hexdigest()
+
+
+def _facts_dir() -> Path:
+    """Where :func:`experiment_facts` and :func:`cached_experiment` keep their entries."""
+    return cache_dir() / "experiment-facts"
+
+
+def _kept_path(overrides: Sequence[str], suffix: str, inputs: str | None = None) -> Path:
+    """The cache entry of the experiment composed from ``overrides`` as things stand (``inputs``: what
+    :func:`inputs_signature` returns, computed once by a caller that asks for many experiments)."""
+    import hashlib
+    import json
+
+    key = hashlib.sha256(json.dumps([inputs or inputs_signature(), list(overrides)]).encode()).hexdigest()
+    return _facts_dir() / f"{key[:40]}{suffix}"
+
+
+def _reads_data_file(exp: Experiment) -> bool:
+    """Whether a dataset's content is part of the plan id (``source.kind: file``): such an experiment is composed
+    every time, since its file may change without anything in the config changing."""
+    return any(isinstance(d.cfg.get("source"), dict) and d.cfg["source"].get("kind") == "file" for d in exp.datasets)
+
+
+def cached_experiment(overrides: Sequence[str]) -> Experiment:
+    """``load_experiment(overrides)``, kept between processes for the commands that only read (tables, figures,
+    compare): the same validated experiment, without composing or importing the learners, while none of its inputs
+    (:func:`inputs_signature`, the overrides) changed. An error is never kept: composing says it again."""
+    import pickle
+
+    overrides = [str(o) for o in overrides]
+    path = _kept_path(overrides, ".pickle")
+    try:
+        exp = pickle.loads(path.read_bytes())  # noqa: S301 - our own cache, written by this function
+        if isinstance(exp, Experiment):
+            return exp
+    except Exception:  # noqa: BLE001 - none kept, or a damaged or outdated entry: compose
+        pass
+    exp = load_experiment(overrides)
+    if not _reads_data_file(exp):
+        try:
+            keep(path, pickle.dumps(exp))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            pass
+    return exp
+
+
+def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> ExperimentFacts:
+    """:class:`ExperimentFacts` of ``load_experiment(overrides)``, from an entry kept by an earlier call when none of
+    its inputs (:func:`inputs_signature`, the overrides) changed since, else composed (and kept). An experiment
+    reading a data file whose content is in its plan id (``source.kind: file``) is composed every time; an error is
+    never kept (composing says it again)."""
+    import json
+
+    overrides = [str(o) for o in overrides]
+    path = _kept_path(overrides, ".json", inputs)
+    try:
+        return ExperimentFacts(**json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        pass  # none kept (or a damaged entry): compose
+    exp = load_experiment(overrides)
+    facts = ExperimentFacts.of(exp)
+    if not _reads_data_file(exp):
+        keep(path, json.dumps(dataclasses.asdict(facts)).encode())
+    return facts
 
 
 def _compose_unchecked(overrides: Sequence[str]) -> DictConfig:
@@ -716,11 +908,45 @@ def list_options(kind: str) -> list[str]:
 
 def describe(kind: str, name: str) -> str:
     """A one-line description of a config option, for listings."""
-    node = load_group_option(LISTABLE[kind], name)
     if kind == "experiments":
-        exp = node.get("experiment") or {}
-        return str(exp.get("description", ""))
+        return str(experiment_setting(name, "description", ""))
+    plain = _plain_description(LISTABLE[kind], name)
+    if plain is not _NOT_PLAIN:
+        return str(plain or "")
+    node = load_group_option(LISTABLE[kind], name)
     return str(node.get("description", "") or "")
+
+
+def _plain_description(group: str, name: str, depth: int = 0) -> Any:
+    """An option's ``description`` as Hydra would compose it, from plain parses of the option and of the same-group
+    bases its ``defaults:`` list names, merged in Hydra's order (``_self_`` last unless placed): `forestlab list`
+    without ~1 s of Hydra setup. ``_NOT_PLAIN`` for anything less simple (another group, a package, an
+    interpolation, a file that does not parse): the caller composes."""
+    path = conf_dir() / group / f"{name}.yaml"
+    if depth > 8 or not path.is_file():
+        return _NOT_PLAIN
+    stat = path.stat()
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    plain = _plain_yaml(*version)
+    if not isinstance(plain, dict) or _file_header(*version)[0] not in (None, "_group_"):
+        return _NOT_PLAIN
+    defaults = plain.get("defaults", [])
+    if not isinstance(defaults, list) or not all(isinstance(d, str) and re.fullmatch(r"[\w.-]+", d) for d in defaults
+                                                  if d != "_self_"):
+        return _NOT_PLAIN
+    value = None
+    for entry in defaults if "_self_" in defaults else [*defaults, "_self_"]:
+        if entry == "_self_":
+            own = plain.get("description")
+            if isinstance(own, str) and "${" in own or own is not None and not isinstance(own, str):
+                return _NOT_PLAIN
+            value = own if "description" in plain else value
+        else:
+            base = _plain_description(group, entry, depth + 1)
+            if base is _NOT_PLAIN:
+                return _NOT_PLAIN
+            value = base if base is not None else value
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -850,15 +1076,33 @@ def check_tasks(experiment: Experiment) -> None:
                               f"remove one of them from the experiment")
 
 
+def check_group_choices(overrides: Sequence[str]) -> None:
+    """``experiment=nonexistent``: an option no file of the config tree holds is refused as Hydra would refuse it
+    (the same message), before Hydra is imported and set up (~0.3 s of an error that should answer at once). Only
+    when every override is a plain ``KEY=VALUE``: anything else (Hydra's syntax, a malformed one) is Hydra's to
+    judge, in its order."""
+    if not all(re.fullmatch(r"[+]?[A-Za-z_][\w.]*=[\w.,:/+-]*", o) for o in overrides):
+        return
+    for override in overrides:
+        key, _, value = override.partition("=")
+        key = key.lstrip("+")
+        if (key in GROUPS and re.fullmatch(r"[A-Za-z_][\w.-]*", value)  # a string to Hydra: not 5, true, null, nan
+                and value.lower() not in ("true", "false", "null", "nan", "inf")
+                and not (conf_dir() / key / f"{value}.yaml").is_file()):
+            raise ConfigError(f"unknown {key} '{value}'; valid {key} names: {', '.join(group_options(key))}")
+
+
 def check_chosen_dataset_file(overrides: Sequence[str]) -> None:
     """``dataset=NAME``: an empty ``conf/dataset/NAME.yaml``, or one whose ``name:`` is not NAME, is refused naming
     the file (before Hydra would fail on it with a message about interpolations)."""
-    from forestlab.datasets._load import check_name_matches_file
-
     for override in overrides:
         key, sep, value = override.partition("=")
         if sep and key.lstrip("+") == "dataset" and _SAFE_NAME.match(value.strip()):
             path = conf_dir() / "dataset" / f"{value.strip()}.yaml"
             if path.is_file():
+                # local, and only here: the datasets package loads scikit-learn, which a command without dataset=
+                # (an error, `list`) never needs
+                from forestlab.datasets._load import check_name_matches_file
+
                 stat = path.stat()
                 check_name_matches_file(_load_yaml(str(path), stat.st_mtime_ns, stat.st_size), path)

@@ -33,8 +33,6 @@ from functools import partial
 from typing import Any, Literal
 
 import numpy as np
-from scipy.integrate import trapezoid as _trapezoid
-from sklearn import metrics as _skm
 
 from forestlab.errors import ConfigError
 
@@ -194,7 +192,9 @@ def roc_auc_from_sorted(n_pos: np.ndarray, n_neg: np.ndarray) -> float:
         fps, tps = fps[keep], tps[keep]
     tps = np.concatenate([[0.0], tps])
     fps = np.concatenate([[0.0], fps])
-    return float(_trapezoid(tps / tps[-1], fps / fps[-1]))
+    from scipy.integrate import trapezoid
+
+    return float(trapezoid(tps / tps[-1], fps / fps[-1]))
 
 
 #: The tie readings of :func:`truncated_auc` and :func:`partial_auc` at the quantile threshold (depecker2010 §6 item
@@ -398,7 +398,9 @@ def roc_curve(y_true: Any, scores: Any, *, pos_label: Any = POS_LABEL) -> tuple[
         False and true positive rates, non-decreasing, from (0, 0) to (1, 1).
     """
     pos, s = _positives(y_true, scores, pos_label)
-    fpr, tpr, _ = _skm.roc_curve(pos, s, pos_label=True, drop_intermediate=False)
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(pos, s, pos_label=True, drop_intermediate=False)
     return fpr, tpr
 
 

@@ -237,7 +237,7 @@ class ExperimentResults:
         cell of a measure across runs has none (:func:`measure_value`)."""
         cell = as_cell(cell)
         if cell.metric is not None:
-            return self.values(cell.algorithm, cell.metric, dataset)["value"].to_numpy()
+            return self.value_array(cell.algorithm, cell.metric, dataset)  # no frame: hundreds of cells a table
         if cell.curve is not None and cell.at is not None:
             curves = self.curve(cell.algorithm, cell.curve, dataset)
             if curves.size == 0 or curves.shape[1] < cell.at:

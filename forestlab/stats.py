@@ -17,6 +17,7 @@ A table spec asks for the head to head with ``pairs``::
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
+from forestlab._cache import memo_float
 from forestlab.errors import ConfigError
 from forestlab.metrics import direction
 
@@ -69,8 +70,25 @@ def _t_from_diffs(d: np.ndarray) -> TTest:
             return TTest(mean, 0.0, 1.0, n)
         return TTest(mean, math.copysign(math.inf, mean), 0.0, n)
     t = mean / (sd / math.sqrt(n))
-    p = float(2 * _st.t.sf(abs(t), df=n - 1))
+    p = 2 * memo_float("student_t_sf", f"{n - 1}:{abs(t)!r}:scipy {_scipy_version()}".encode(),
+                       lambda: _student_t_sf(n - 1, abs(t)))
     return TTest(mean, float(t), p, n)
+
+
+def _student_t_sf(df: int, t: float) -> float:
+    """Student's t survival function as scipy.stats.t.sf computes it (t_gen._sf is stdtr(df, -x): the same
+    numbers), from scipy.special alone; memoised by the caller, as importing scipy.special costs ~0.2 s, more than
+    `forestlab compare` spends testing."""
+    from scipy.special import stdtr
+
+    return float(stdtr(df, -t))
+
+
+@functools.lru_cache(maxsize=1)
+def _scipy_version() -> str:
+    from importlib.metadata import version
+
+    return version("scipy")
 
 
 def paired_t_test(a: np.ndarray, b: np.ndarray) -> TTest:
@@ -100,7 +118,14 @@ def wilcoxon_pvalue(diffs: np.ndarray) -> float:
     d = np.where(np.abs(d) <= _EQUAL, 0.0, d)
     if d.size < 2 or np.all(d == 0):
         return float("nan") if d.size < 2 else 1.0
-    return float(_st.wilcoxon(d, zero_method="zsplit").pvalue)
+    def compute() -> float:
+        from scipy import stats  # local: ~0.5 s to import, paid once per input (the memo below)
+
+        return float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
+
+    # a pure function of the differences (and scipy's version): `forestlab compare` tests the same pairs each time
+    key = f"{d.dtype.str}:{d.shape}:scipy {_scipy_version()}:zsplit:".encode() + np.ascontiguousarray(d).tobytes()
+    return memo_float("wilcoxon", key, compute)
 
 
 def paired_values(res: ExperimentResults, a: str, b: str, metric: str, dataset: str) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,13 @@ def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("data")
 
 
+@pytest.fixture(autouse=True)
+def _forestlab_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line's cache of composed experiments (forestlab.config.cached_experiment) in the session's
+    temporary folder, never the user's ~/.cache; one for the session: its keys hold what each entry depends on."""
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "forestlab-cache"))
+
+
 @pytest.fixture
 def workdir(tmp_path: Path, shared_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated results folder (and the session's data cache), set through forestlab's environment variables."""

@@ -308,6 +308,14 @@ def _verdict_key(names: Sequence[str], res: ExperimentResults, n_resamples: int,
         return None
     with Store(res.results_dir, readonly=True) as store:
         state = store._select("SELECT COUNT(*), MAX(finished_at) FROM runs") if store._conn is not None else []
+    # and any write at all (a backfill or a replaced run of another experiment leaves both numbers as they were): the
+    # database file and its write-ahead log, as the file system sees them
+    for name in ("runs.sqlite", "runs.sqlite-wal"):
+        try:
+            st = (Path(res.results_dir) / name).stat()
+            state.append((name, st.st_size, st.st_mtime_ns))
+        except OSError:
+            state.append((name, None, None))
     code = hashlib.sha256()
     for module in sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[1] / "results.py",
                                                                 Path(__file__).parents[1] / "metrics.py"]:

@@ -1,0 +1,134 @@
+"""The fast command line (issue 20, part 8): what it skips or keeps must give what composing gives, and a kept
+experiment must never outlive a change of what it was composed from."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from forestlab import config
+from forestlab.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("group", ["dataset", "algorithm", "protocol", "launcher", "paths"])
+def test_merged_group_options_are_what_hydra_composes(group: str) -> None:
+    """An option whose ``defaults:`` name bases of its group, merged without Hydra: the same content, in the same
+    key order, as Hydra's compose of it."""
+    checked = 0
+    for name in config.group_options(group):
+        merged = config._merged_group_option(config.conf_dir(), group, name)
+        if merged is config._NOT_PLAIN:
+            continue
+        composed = config._compose_group_options(config.conf_dir(), group, [name])[name]
+        assert json.dumps(OmegaConf.to_container(merged, resolve=False)) == json.dumps(composed), name
+        checked += 1
+    assert checked or group != "algorithm"  # the algorithms have bases: the merge is what serves them
+
+
+def test_list_descriptions_without_composing_are_the_composed_ones() -> None:
+    for kind, group in config.LISTABLE.items():
+        for name in config.list_options(kind):
+            plain = (config.experiment_setting(name, "description", "") if kind == "experiments"
+                     else config._plain_description(group, name))
+            if plain is config._NOT_PLAIN:
+                continue
+            node = config.load_group_option(group, name)
+            expected = (node.get("experiment") or {}).get("description", "") if kind == "experiments" \
+                else node.get("description", "") or ""
+            assert str(plain or "") == str(expected), (kind, name)
+
+
+def test_unknown_option_refused_before_hydra_as_hydra_says_it() -> None:
+    for overrides in (["experiment=nonexistent"], ["experiment=quickstart", "protocol=nope"], ["dataset=nope"]):
+        with pytest.raises(ConfigError) as early:
+            config.load_experiment(overrides)
+        with pytest.raises(ConfigError) as hydra:
+            config._compose_unchecked(overrides)
+        assert str(early.value) == str(hydra.value)
+
+
+def _conf_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    conf = tmp_path / "conf"
+    shutil.copytree(REPO / "conf", conf)
+    monkeypatch.setenv("FORESTLAB_CONF_DIR", str(conf))
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path / "cache"))
+    return conf
+
+
+def test_kept_experiment_is_the_composed_one_and_follows_changes(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = _conf_copy(tmp_path, monkeypatch)
+    composed = config.load_experiment(["experiment=quickstart"])
+    first = config.cached_experiment(["experiment=quickstart"])
+    assert list((tmp_path / "cache").rglob("*.pickle"))  # kept
+    again = config.cached_experiment(["experiment=quickstart"])
+    assert first == composed and again == composed and again.plan_id == composed.plan_id
+    assert config.experiment_facts(["experiment=quickstart"]) == config.ExperimentFacts.of(composed)
+    assert config.experiment_facts(["experiment=quickstart"]) == config.ExperimentFacts.of(composed)  # kept
+
+    # the config changes: what was kept is not served
+    path = conf / "experiment" / "quickstart.yaml"
+    path.write_text(path.read_text().replace("\nseeds: 3", "\nseeds: 4"))
+    changed = config.load_experiment(["experiment=quickstart"])
+    assert changed.seeds == 4 and changed.plan_id != composed.plan_id
+    assert config.cached_experiment(["experiment=quickstart"]).plan_id == changed.plan_id
+    assert config.experiment_facts(["experiment=quickstart"]).n_runs == changed.n_runs
+
+    # so does the environment a config reads (oc.env paths)
+    monkeypatch.setenv("FORESTLAB_RESULTS_DIR", str(tmp_path / "elsewhere"))
+    assert config.cached_experiment(["experiment=quickstart"]).paths.results_dir == str(tmp_path / "elsewhere")
+    assert config.experiment_facts(["experiment=quickstart"]).paths.results_dir == str(tmp_path / "elsewhere")
+
+
+def test_an_error_is_never_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _conf_copy(tmp_path, monkeypatch)
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="seeds"):
+            config.cached_experiment(["experiment=quickstart", "seeds=0"])
+    assert not list((tmp_path / "cache").rglob("*.pickle"))
+
+
+def test_a_damaged_entry_is_composed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _conf_copy(tmp_path, monkeypatch)
+    composed = config.cached_experiment(["experiment=quickstart"])
+    for entry in (tmp_path / "cache").rglob("*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    assert config.cached_experiment(["experiment=quickstart"]) == composed
+
+
+def test_unwritable_cache_folder_still_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _conf_copy(tmp_path, monkeypatch)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(blocker / "cache"))  # under a file: cannot be created
+    assert config.experiment_facts(["experiment=quickstart"]).name == "quickstart"
+    assert os.path.isfile(blocker)
+
+
+def test_memoised_p_values_are_scipys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The t-test's and Wilcoxon's p-values, computed without scipy.stats and then served from the memo, are the
+    numbers scipy.stats gives, bit for bit."""
+    import numpy as np
+    from scipy import stats as st
+
+    from forestlab import stats
+
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    for n in (3, 12, 40):
+        d = rng.normal(0.01, 0.05, n)
+        expected_t = float(st.ttest_1samp(d, 0.0).pvalue)
+        expected_w = float(st.wilcoxon(d, zero_method="zsplit").pvalue)
+        for _ in range(2):  # computed, then served from the memo
+            t = stats.paired_t_test(d, np.zeros(n))
+            assert t.p == pytest.approx(expected_t, rel=1e-12, abs=0)
+            assert t.p == float(2 * st.t.sf(abs(t.t), df=n - 1))
+            assert stats.wilcoxon_pvalue(d) == expected_w
+    assert list((tmp_path / "cache").rglob("*.json"))
