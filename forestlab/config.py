@@ -509,7 +509,7 @@ def inputs_signature() -> str:
 
 
 def _facts_dir() -> Path:
-    """Where :func:`experiment_facts` and :func:`cached_experiment` keep their entries."""
+    """Where :func:`experiment_facts` keeps its entries (JSON: nothing read back can run code)."""
     return cache_dir() / "experiment-facts"
 
 
@@ -527,29 +527,6 @@ def _reads_data_file(exp: Experiment) -> bool:
     """Whether a dataset's content is part of the plan id (``source.kind: file``): such an experiment is composed
     every time, since its file may change without anything in the config changing."""
     return any(isinstance(d.cfg.get("source"), dict) and d.cfg["source"].get("kind") == "file" for d in exp.datasets)
-
-
-def cached_experiment(overrides: Sequence[str]) -> Experiment:
-    """``load_experiment(overrides)``, kept between processes for the commands that only read (tables, figures,
-    compare): the same validated experiment, without composing or importing the learners, while none of its inputs
-    (:func:`inputs_signature`, the overrides) changed. An error is never kept: composing says it again."""
-    import pickle
-
-    overrides = [str(o) for o in overrides]
-    path = _kept_path(overrides, ".pickle")
-    try:
-        exp = pickle.loads(path.read_bytes())  # noqa: S301 - our own cache, written by this function
-        if isinstance(exp, Experiment):
-            return exp
-    except Exception:  # noqa: BLE001 - none kept, or a damaged or outdated entry: compose
-        pass
-    exp = load_experiment(overrides)
-    if not _reads_data_file(exp):
-        try:
-            keep(path, pickle.dumps(exp))
-        except (pickle.PicklingError, TypeError, AttributeError):
-            pass
-    return exp
 
 
 def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> ExperimentFacts:

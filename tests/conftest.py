@@ -40,7 +40,7 @@ def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _forestlab_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The command line's cache of composed experiments (forestlab.config.cached_experiment) in the session's
+    """The command line's caches (forestlab.config.experiment_facts, the p-value memo) in the session's
     temporary folder, never the user's ~/.cache; one for the session: its keys hold what each entry depends on."""
     monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "forestlab-cache"))
 

@@ -66,11 +66,8 @@ def test_kept_experiment_is_the_composed_one_and_follows_changes(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     conf = _conf_copy(tmp_path, monkeypatch)
     composed = config.load_experiment(["experiment=quickstart"])
-    first = config.cached_experiment(["experiment=quickstart"])
-    assert list((tmp_path / "cache").rglob("*.pickle"))  # kept
-    again = config.cached_experiment(["experiment=quickstart"])
-    assert first == composed and again == composed and again.plan_id == composed.plan_id
     assert config.experiment_facts(["experiment=quickstart"]) == config.ExperimentFacts.of(composed)
+    assert list((tmp_path / "cache").rglob("*.json"))  # kept, as JSON (never a pickle: nothing read back runs code)
     assert config.experiment_facts(["experiment=quickstart"]) == config.ExperimentFacts.of(composed)  # kept
 
     # the config changes: what was kept is not served
@@ -78,12 +75,11 @@ def test_kept_experiment_is_the_composed_one_and_follows_changes(tmp_path: Path,
     path.write_text(path.read_text().replace("\nseeds: 3", "\nseeds: 4"))
     changed = config.load_experiment(["experiment=quickstart"])
     assert changed.seeds == 4 and changed.plan_id != composed.plan_id
-    assert config.cached_experiment(["experiment=quickstart"]).plan_id == changed.plan_id
+    assert config.experiment_facts(["experiment=quickstart"]).plan_id == changed.plan_id
     assert config.experiment_facts(["experiment=quickstart"]).n_runs == changed.n_runs
 
     # so does the environment a config reads (oc.env paths)
     monkeypatch.setenv("FORESTLAB_RESULTS_DIR", str(tmp_path / "elsewhere"))
-    assert config.cached_experiment(["experiment=quickstart"]).paths.results_dir == str(tmp_path / "elsewhere")
     assert config.experiment_facts(["experiment=quickstart"]).paths.results_dir == str(tmp_path / "elsewhere")
 
 
@@ -91,16 +87,16 @@ def test_an_error_is_never_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     _conf_copy(tmp_path, monkeypatch)
     for _ in range(2):
         with pytest.raises(ConfigError, match="seeds"):
-            config.cached_experiment(["experiment=quickstart", "seeds=0"])
-    assert not list((tmp_path / "cache").rglob("*.pickle"))
+            config.experiment_facts(["experiment=quickstart", "seeds=0"])
+    assert not list((tmp_path / "cache").rglob("*.json"))
 
 
 def test_a_damaged_entry_is_composed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _conf_copy(tmp_path, monkeypatch)
-    composed = config.cached_experiment(["experiment=quickstart"])
-    for entry in (tmp_path / "cache").rglob("*.pickle"):
-        entry.write_bytes(b"not a pickle")
-    assert config.cached_experiment(["experiment=quickstart"]) == composed
+    composed = config.experiment_facts(["experiment=quickstart"])
+    for entry in (tmp_path / "cache").rglob("*.json"):
+        entry.write_bytes(b"not json")
+    assert config.experiment_facts(["experiment=quickstart"]) == composed
 
 
 def test_unwritable_cache_folder_still_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
