@@ -485,6 +485,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 
     Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
+    from forestlab.config import cached_experiment
     from forestlab.report import experiment_results
 
     _setup_logging()
@@ -492,7 +493,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     names = _experiments_for(experiment, overrides)
     found = 0
     for name in names:
-        exp = _experiment(overrides, name)
+        exp = cached_experiment(_with_experiment(overrides, name))  # kept as JSON: no validation when unchanged
         _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else

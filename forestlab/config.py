@@ -549,6 +549,77 @@ def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> Exp
     return facts
 
 
+def _experiment_classes() -> dict[str, type]:
+    """The dataclasses a kept :class:`Experiment` may hold (those its fields' type hints reach): decoding builds
+    these and nothing else."""
+    from forestlab._jsonable import dataclass_closure
+
+    return dataclass_closure(Experiment)
+
+
+def _encode_experiment(exp: Experiment) -> bytes:
+    """``exp`` as JSON: its fields exactly (:mod:`forestlab._jsonable`), and its composed config as plain data (a
+    DictConfig of strings, numbers, lists and mappings: resolved, so nothing is lost) with its flags."""
+    import json
+
+    from forestlab._jsonable import encode
+
+    classes = _experiment_classes()
+    cfg = None
+    if exp.cfg is not None:
+        cfg = {"plain": encode(OmegaConf.to_container(exp.cfg, resolve=True), classes),
+               "struct": OmegaConf.is_struct(exp.cfg), "readonly": OmegaConf.is_readonly(exp.cfg)}
+    return json.dumps({"experiment": encode(exp, classes, skip=frozenset({"cfg"})), "cfg": cfg}).encode()
+
+
+def _decode_experiment(blob: bytes) -> Experiment:
+    """What :func:`_encode_experiment` wrote, rebuilt (ValueError/TypeError/... for anything it cannot have)."""
+    import json
+
+    from forestlab._jsonable import decode
+
+    classes = _experiment_classes()
+    data = json.loads(blob)
+    exp = decode(data["experiment"], classes)
+    if type(exp) is not Experiment:
+        raise ValueError("not a kept experiment")
+    kept = data["cfg"]
+    if kept is not None:
+        cfg = OmegaConf.create(decode(kept["plain"], classes))
+        OmegaConf.set_struct(cfg, kept["struct"])
+        OmegaConf.set_readonly(cfg, kept["readonly"])
+        exp = dataclasses.replace(exp, cfg=cfg)
+    return exp
+
+
+def cached_experiment(overrides: Sequence[str], inputs: str | None = None) -> Experiment:
+    """``load_experiment(overrides)`` for the commands that only read (tables, figures, compare): the experiment
+    kept, as JSON, by an earlier call when none of its inputs (:func:`inputs_signature`, the overrides) changed
+    since, rebuilt field by field into the same objects (no pickle: nothing read back runs code); else composed and
+    validated, and kept. An experiment reading a data file whose content is in its plan id (``source.kind: file``)
+    is composed every time; an error is never kept (composing says it again); a damaged entry is composed again."""
+    overrides = [str(o) for o in overrides]
+    path = _kept_path(overrides, ".experiment.json", inputs)
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        blob = None  # none kept
+    if blob is not None:
+        try:
+            return _decode_experiment(blob)
+        except Exception:  # noqa: BLE001 - a damaged or foreign entry, whatever it holds: compose again
+            pass
+    exp = load_experiment(overrides)
+    if not _reads_data_file(exp):
+        from forestlab._jsonable import Unencodable
+
+        try:
+            keep(path, _encode_experiment(exp))
+        except (Unencodable, ValueError, TypeError):
+            pass  # something the encoding cannot keep exactly: composed every time
+    return exp
+
+
 def _compose_unchecked(overrides: Sequence[str]) -> DictConfig:
     import yaml
     from hydra.errors import HydraException

@@ -128,3 +128,69 @@ def test_memoised_p_values_are_scipys(tmp_path: Path, monkeypatch: pytest.Monkey
             assert t.p == float(2 * st.t.sf(abs(t.t), df=n - 1))
             assert stats.wilcoxon_pvalue(d) == expected_w
     assert list((tmp_path / "cache").rglob("*.json"))
+
+
+def _every_experiment() -> list[list[str]]:
+    runs = [["dataset=sonar", "algorithm=rf"]]  # the single run
+    for name in config.list_options("experiments"):
+        runs += [[f"experiment={name}"], [f"experiment={name}", "debug=smoke"]]
+    return runs
+
+
+def test_kept_experiment_decodes_to_the_composed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every experiment (full and shrunk) and a single run, kept as JSON and read back: the same objects, field for
+    field and type for type (tuples, dicts' key order, the fields left out of ==), the same plan id and the same
+    composed config."""
+    from forestlab._jsonable import encode
+    from forestlab.report.provenance import config_hash
+
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path / "cache"))
+    classes = config._experiment_classes()
+    for overrides in _every_experiment():
+        composed = config.load_experiment(overrides)
+        assert config.cached_experiment(overrides) == composed  # composed, and kept
+        if config._reads_data_file(composed):
+            continue
+        assert config._kept_path(overrides, ".experiment.json").is_file(), overrides
+        decoded = config.cached_experiment(overrides)  # read back
+        assert decoded is not composed
+        assert decoded == composed, overrides
+        assert decoded.plan_id == composed.plan_id, overrides
+        assert encode(decoded, classes, skip=frozenset({"cfg"})) == encode(composed, classes, skip=frozenset({"cfg"}))
+        assert OmegaConf.to_yaml(decoded.cfg) == OmegaConf.to_yaml(composed.cfg), overrides
+        assert config_hash(decoded) == config_hash(composed) != "unknown"
+        assert decoded.n_runs == composed.n_runs and decoded.summary() == composed.summary()
+
+
+def test_kept_experiment_follows_config_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = _conf_copy(tmp_path, monkeypatch)
+    first = config.cached_experiment(["experiment=quickstart"])
+    assert config.cached_experiment(["experiment=quickstart"]) == first  # kept
+    path = conf / "experiment" / "quickstart.yaml"
+    path.write_text(path.read_text().replace("\nseeds: 3", "\nseeds: 4"))
+    changed = config.cached_experiment(["experiment=quickstart"])
+    assert changed.seeds == 4 and changed.plan_id != first.plan_id
+    assert changed == config.load_experiment(["experiment=quickstart"])
+
+
+def test_kept_experiment_error_never_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _conf_copy(tmp_path, monkeypatch)
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="seeds"):
+            config.cached_experiment(["experiment=quickstart", "seeds=0"])
+    assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+@pytest.mark.parametrize("damage", [b"not json", b"{}", b'{"experiment": {"C": "Foreign", "F": {}}, "cfg": null}',
+                                    b'{"experiment": {"C": "Experiment", "F": {"name": 1}}, "cfg": null}'])
+def test_kept_experiment_damaged_entry_composed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      damage: bytes) -> None:
+    _conf_copy(tmp_path, monkeypatch)
+    composed = config.cached_experiment(["experiment=quickstart"])
+    entries = list((tmp_path / "cache").rglob("*.experiment.json"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(damage)
+    again = config.cached_experiment(["experiment=quickstart"])
+    assert again == composed and again.plan_id == composed.plan_id
+    assert config.cached_experiment(["experiment=quickstart"]) == composed  # kept again, whole
