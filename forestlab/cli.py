@@ -487,8 +487,10 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
     from forestlab.config import cached_experiment
     from forestlab.report import experiment_results
+    from forestlab.spec import figure_kinds
 
     _setup_logging()
+    figure_kinds(complete=True)  # the plug-ins' drawings and claims: a kept experiment is not validated again
     experiment, overrides = _split_args(experiment, overrides)
     names = _experiments_for(experiment, overrides)
     found = 0
