@@ -22,6 +22,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from forestlab._cache import cache_dir, keep
+from forestlab._jsonable import Unencodable, dataclass_closure, decode, encode
 from forestlab._values import as_list, is_int
 from forestlab.errors import ConfigError, one_line
 from forestlab.experiment import AlgorithmSpec, DatasetSpec, Experiment
@@ -552,8 +553,6 @@ def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> Exp
 def _experiment_classes() -> dict[str, type]:
     """The dataclasses a kept :class:`Experiment` may hold (those its fields' type hints reach): decoding builds
     these and nothing else."""
-    from forestlab._jsonable import dataclass_closure
-
     return dataclass_closure(Experiment)
 
 
@@ -562,7 +561,6 @@ def _encode_experiment(exp: Experiment) -> bytes:
     DictConfig of strings, numbers, lists and mappings: resolved, so nothing is lost) with its flags."""
     import json
 
-    from forestlab._jsonable import encode
 
     classes = _experiment_classes()
     cfg = None
@@ -576,7 +574,6 @@ def _decode_experiment(blob: bytes) -> Experiment:
     """What :func:`_encode_experiment` wrote, rebuilt (ValueError/TypeError/... for anything it cannot have)."""
     import json
 
-    from forestlab._jsonable import decode
 
     classes = _experiment_classes()
     data = json.loads(blob)
@@ -611,7 +608,6 @@ def cached_experiment(overrides: Sequence[str], inputs: str | None = None) -> Ex
             pass
     exp = load_experiment(overrides)
     if not _reads_data_file(exp):
-        from forestlab._jsonable import Unencodable
 
         try:
             keep(path, _encode_experiment(exp))
