@@ -44,9 +44,9 @@ from forestlab.stats import higher_is_better, paired_t_test, paired_values
 from forestlab.studies import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, NOT_TESTED, get_study
 
 __all__ = ["AGREE", "DISAGREE", "GAP", "MARKS", "MEASURE", "NO_RUN", "SINGLE", "VERDICTS", "Agreement", "Cell",
-           "Column", "Comparison", "Layout", "Row", "TableModel", "agreement", "build_model", "cell_digits",
-           "comparisons", "fmt_number", "fmt_p", "fmt_value", "published_key", "read_layout", "read_published",
-           "rows", "shrunk_note"]
+           "Column", "Comparison", "Layout", "Row", "TableFacts", "TableModel", "agreement", "build_model",
+           "cell_digits", "comparisons", "fmt_number", "fmt_p", "fmt_value", "published_key", "read_layout",
+           "read_published", "rows", "shrunk_note"]
 
 #: The verdicts of a claim, in the order the reports count them (:func:`forestlab.studies.judge`).
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED)
@@ -460,16 +460,12 @@ class Agreement:
 
 
 # -- the model of one table ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TableModel:
-    """One table, built once: its layout, rows, published numbers beside them, and what its notes say."""
+class TableFacts:
+    """What every view of a table says of itself, from its ``layout`` and ``comparisons`` (the model here, the site's
+    view of it)."""
 
     layout: Layout
-    experiment: str
-    rows: tuple[Row, ...]
     comparisons: tuple[Comparison, ...]
-    left_out: str  # a sentence naming the datasets its plan left out ('' when none)
-    shrunk: Shrunk | None  # the kind of shrunk run its runs are (debug=smoke), None for real runs
 
     @property
     def name(self) -> str:
@@ -482,6 +478,19 @@ class TableModel:
     @property
     def agreement(self) -> Agreement:
         return Agreement.of(self.comparisons)
+
+
+@dataclass(frozen=True)
+class TableModel(TableFacts):
+    """One table, built once: its layout, rows, published numbers beside them, and what its notes say."""
+
+    layout: Layout
+    experiment: str
+    rows: tuple[Row, ...]
+    comparisons: tuple[Comparison, ...]
+    left_out: str  # a sentence naming the datasets its plan left out ('' when none)
+    shrunk: Shrunk | None  # the kind of shrunk run its runs are (debug=smoke), None for real runs
+
 
     def note(self) -> str:
         """What the cells and marks of the table mean (the sentence under its title)."""

@@ -48,6 +48,7 @@ from forestlab.report.model import (
     Comparison,
     Layout,
     Row,
+    TableFacts,
     TableModel,
     comparison_frame,
     comparisons,
@@ -92,7 +93,7 @@ class FriedmanView:
 
 
 @dataclass
-class TableView:
+class TableView(TableFacts):
     """One table of an experiment (:mod:`forestlab.report.model`): reproduced (as `forestlab tables` shows it),
     published beside it, the paired tests and the comparisons across datasets; each part that cannot be built says
     why instead."""
@@ -106,18 +107,6 @@ class TableView:
     pairs_error: str = ""
     friedman: list[FriedmanView] = field(default_factory=list)
     left_out: str = ""  # the datasets it names that these runs' plan left out (debug=smoke), as a sentence
-
-    @property
-    def name(self) -> str:
-        return self.layout.name
-
-    @property
-    def title(self) -> str:
-        return self.layout.title
-
-    @property
-    def agreement(self) -> Agreement:
-        return Agreement.of(self.comparisons)
 
 
 @dataclass
