@@ -119,7 +119,8 @@ def render(store: Path, out: Path, *, python: str = sys.executable, python_path:
             for f in sorted(p for p in reports[size].rglob("*") if p.is_file()):
                 rel = f.relative_to(reports[size])
                 listing.append(rel.as_posix())
-                if f.suffix in TEXT_SUFFIXES:
+                # rendered text is compared; the site's stylesheet is the package's file copied as is (listed only)
+                if f.suffix in TEXT_SUFFIXES and "assets" not in rel.parts:
                     _write(dest / rel, normalise(f.read_text(encoding="utf-8"), paths=paths))
             _write(dest / "FILES.txt", "".join(f"{p}\n" for p in listing))
     return out
