@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from forestlab.results import ExperimentResults
+from forestlab.stats import paired_values
 from forestlab.studies import (
     ClaimFunction,
     ClaimResult,
@@ -427,6 +428,179 @@ def table6_1_tests_hold_their_level(res: ExperimentResults) -> ClaimResult:
     if seen < 6:
         return ClaimResult(text, test, None, f"needs the three tests on the two null problems ({seen}/6 so far)")
     return ClaimResult(text, test, ok, "; ".join(parts))
+
+
+# -- beyond the study (ours, issue 23): the questions asked again with today's methods --------------------------------
+#: Today's rankers (experiments depecker2010_modern_rankers and _modern_rankers_gauss) and the TreeRank forests of
+#: Table A.3 with every choice made without the test folds, which those experiments reuse.
+MODERN_RANKERS = ("xgb_rank", "lgbm_rank", "hgb_rank", "rf_rank")
+TREERANKS_HONEST = ("rf3_cart", "rf1_svm_cv")
+#: Today's two-sample tests (experiment depecker2010_modern_tests).
+MODERN_TESTS = ("c2st", "c2st_wilcoxon", "mmd_agg")
+NOISE_SE = 2.0  # "within the noise": a mean gap no more than this many standard errors below zero
+
+
+def _best_on_average(means: dict[str, dict[str, float]], datasets: list[str]) -> str:
+    """The algorithm of ``means`` with the highest mean over ``datasets`` (one choice for every dataset)."""
+    return max(means, key=lambda a: float(np.mean([means[a][d] for d in datasets])))
+
+
+def _paired_gap(res: ExperimentResults, a: str, b: str, metric: str,
+                datasets: list[str]) -> tuple[float, float, dict[str, float], int]:
+    """Mean over ``datasets`` of the per-dataset mean paired difference a - b (aligned by repetition and fold), its
+    standard error from the spread of the paired differences (datasets independent), the per-dataset gaps, and the
+    least number of pairs on a dataset."""
+    gaps, variances, least = {}, [], None
+    for d in datasets:
+        xa, xb = paired_values(res, a, b, metric, d)
+        diff = xa - xb
+        least = diff.size if least is None else min(least, diff.size)
+        if diff.size == 0:
+            continue
+        gaps[d] = float(diff.mean())
+        variances.append(float(diff.var(ddof=1)) / diff.size if diff.size > 1 else float("nan"))
+    if not gaps:
+        return float("nan"), float("nan"), {}, 0
+    mean = float(np.mean(list(gaps.values())))
+    se = float(np.sqrt(np.sum(variances))) / len(gaps)
+    return mean, se, gaps, int(least or 0)
+
+
+@claim("modern_rankers_treerank_within_noise")
+def modern_rankers_treerank_within_noise(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): against the rankers of 2026 (XGBoost, LightGBM, HistGradientBoosting, random "
+            "forest, each tuned by inner CV), the best TreeRank forest is still within the fold noise of the best "
+            "of them on global AUC (the question of depecker2010 §5.1.4 asked again)")
+    test = (f"on the 13 datasets of Table A.3: of RF3_CART and RF1_SVM (kernel by inner CV) the one with the higher "
+            f"mean test AUC over the 13, against the modern ranker with the highest; their paired (fold by fold) "
+            f"AUC difference averaged over the datasets is no more than {NOISE_SE:g} standard errors below 0 (the "
+            f"standard error from the spread of the per-fold differences)")
+    trk = {a: dataset_means(res, a, "test_auc") for a in TREERANKS_HONEST}
+    modern = {a: dataset_means(res, a, "test_auc") for a in MODERN_RANKERS}
+    common = _common(*trk.values(), *modern.values())
+    if len(common) < 13:
+        return ClaimResult(text, test, None, f"needs the 2 TreeRank forests and the 4 modern rankers on the 13 "
+                                             f"datasets ({len(common)} so far)")
+    best_trk, best_modern = _best_on_average(trk, common), _best_on_average(modern, common)
+    gap, se, gaps, least = _paired_gap(res, best_trk, best_modern, "test_auc", common)
+    averages = ", ".join(f"{a} {np.mean([m[d] for d in common]):.3f}" for a, m in {**trk, **modern}.items())
+    detail = ", ".join(f"{d} {g:+.3f}" for d, g in gaps.items())
+    evidence = (f"mean AUC over the 13: {averages}; {best_trk} - {best_modern}: {gap:+.4f} (standard error "
+                f"{se:.4f}, so {gap / se if se > 0 else float('nan'):+.1f} standard errors); per dataset: {detail}")
+    return verdict(text, test, bool(gap >= -NOISE_SE * se), evidence, folds_per_dataset=(least, 2))
+
+
+@claim("modern_rankers_treerank_better_at_the_top")
+def modern_rankers_treerank_better_at_the_top(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): at the top of the list (truncated AUC at u = 20%, 10%, 5%) a TreeRank forest is "
+            "still better than the rankers of 2026 on the UCI data, as the thesis found against those of 2010 "
+            "(depecker2010 §5.1.4, Table A.4, asked again)")
+    test = ("the better of RF3_CART and RF1_SVM (kernel by inner CV) has a higher mean truncated AUC (top set of "
+            "exactly u n points) than the best of XGBoost, LightGBM, HistGradientBoosting and the random forest in at "
+            "least 24 of the 30 (UCI dataset, u) cells (the threshold of the Table A.4 claim)")
+    wins = total = 0
+    behind = []
+    for u in ("20", "10", "05"):
+        metric = f"test_truncated_auc_{u}_fractional"
+        trk = [dataset_means(res, a, metric) for a in TREERANKS_HONEST]
+        modern = [dataset_means(res, a, metric) for a in MODERN_RANKERS]
+        uci = [d for d in _common(*trk, *modern) if d not in SIMULATED]
+        total += len(uci)
+        for d in uci:
+            mine, theirs = max(m[d] for m in trk), max(m[d] for m in modern)
+            wins += mine > theirs
+            if mine <= theirs:
+                behind.append(f"{d} u={int(u) / 100:g} {mine - theirs:+.3f}")
+    if total < 30:
+        return ClaimResult(text, test, None, f"needs the 2 TreeRank forests and the 4 modern rankers on the 10 UCI "
+                                             f"datasets ({total}/30 cells so far)")
+    return ClaimResult(text, test, wins >= 24, f"a TreeRank forest above the best modern ranker in {wins}/{total} "
+                                               f"cells; not above in: {', '.join(behind) or 'none'}")
+
+
+@claim("modern_rankers_gauss_treerank_within_noise")
+def modern_rankers_gauss_treerank_within_noise(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): on Table 4.2's three Gaussian problems, where the optimum AUC* is known, the best "
+            "TreeRank heuristic (RF1_CART, B = 50) comes as close to AUC* as the best ranker of 2026, within the noise "
+            "of the 30 training sets")
+    test = (f"RF1_CART against the modern ranker with the highest mean test AUC over the 3 problems: their paired "
+            f"(training set by training set) AUC difference averaged over the problems is no more than {NOISE_SE:g} "
+            f"standard errors below 0; the gaps to AUC* are reported")
+    trk = dataset_means(res, "rf1_cart", "test_auc")
+    modern = {a: dataset_means(res, a, "test_auc") for a in MODERN_RANKERS}
+    common = [d for d in _common(trk, *modern.values()) if d in SIMULATED]
+    if len(common) < 3:
+        return ClaimResult(text, test, None, f"needs RF1_CART and the 4 modern rankers on the 3 Gaussian problems "
+                                             f"({len(common)} so far)")
+    best = _best_on_average(modern, common)
+    gap, se, _, least = _paired_gap(res, "rf1_cart", best, "test_auc", common)
+    to_star = []
+    for d in common:
+        star = _auc_star(res, d)
+        parts = [f"{a} {m[d] - star:+.3f}" for a, m in {"rf1_cart": trk, **modern}.items()] if star else []
+        to_star.append(f"{d} (AUC* {star:.3f}): " + ", ".join(parts) if star else f"{d}: AUC* unknown")
+    evidence = (f"RF1_CART - {best}: {gap:+.4f} (standard error {se:.4f}); gap to AUC*: " + "; ".join(to_star))
+    return verdict(text, test, bool(gap >= -NOISE_SE * se), evidence, training_sets_per_problem=(least, 2))
+
+
+def _level_check(res: ExperimentResults, algorithms: tuple[str, ...]) -> tuple[bool, list[str], int]:
+    """Each algorithm's rejection rate on each null problem with 20+ samples against the binomial band around the
+    level: whether all are inside, the lines of evidence, and how many (algorithm, problem) pairs were checked."""
+    from scipy.stats import binom
+
+    parts, ok, seen = [], True, 0
+    for algorithm in algorithms:
+        values = finite_values(res, algorithm, "reject")
+        for dataset in NULLS:
+            v = values.get(dataset)
+            if v is None or v.size < 20:
+                continue
+            seen += 1
+            n = v.size
+            lo = binom.ppf((1 - LEVEL_BAND) / 2, n, LEVEL) / n
+            hi = binom.isf((1 - LEVEL_BAND) / 2, n, LEVEL) / n
+            rate = float(v.mean())
+            ok &= bool(lo <= rate <= hi)
+            parts.append(f"{algorithm} on {dataset}: {rate:.3f} over {n} (band {lo:.3f}-{hi:.3f})")
+    return ok, parts, seen
+
+
+@claim("modern_tests_hold_their_level")
+def modern_tests_hold_their_level(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): today's tests (C2ST, the two-stage test with a forest's score, MMDAgg) hold "
+            "their 5% level on Table 6.1's null problems")
+    test = (f"on each null problem (q = 10, 30), each of the three tests' rejection rate lies inside the "
+            f"{100 * LEVEL_BAND:g}% two-sided binomial band around {LEVEL:g} for its number of samples (200 in the "
+            f"experiment)")
+    ok, parts, seen = _level_check(res, MODERN_TESTS)
+    if seen < 6:
+        return ClaimResult(text, test, None, f"needs the three tests on the two null problems ({seen}/6 so far)")
+    return ClaimResult(text, test, ok, "; ".join(parts))
+
+
+@claim("modern_tests_wilcoxon_competitive")
+def modern_tests_wilcoxon_competitive(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): the thesis's S-WMW_TR is still competitive with the tests of today, the "
+            "classifier test C2ST and the adaptive-kernel MMDAgg (depecker2010 §6.2.3 asked again)")
+    test = (f"in at least 6 of Table 6.1's 8 settings, S-WMW_TR's rejection rate at 5% is no more than "
+            f"{NOISE_SE:g} standard errors (binomial, of the difference of the two rates) below the better of C2ST's "
+            f"and MMDAgg's")
+    power = {a: finite_values(res, a, "reject") for a in ("treerank_wilcoxon", "c2st", "mmd_agg")}
+    settings = [d for d in SETTINGS.values() if all(d in p for p in power.values())]
+    if len(settings) < 8:
+        return ClaimResult(text, test, None, f"needs S-WMW_TR, C2ST and MMDAgg on the 8 settings "
+                                             f"({len(settings)} so far)")
+    close, parts = 0, []
+    for d in settings:
+        mine = power["treerank_wilcoxon"][d]
+        rival = max(("c2st", "mmd_agg"), key=lambda a: power[a][d].mean())
+        theirs = power[rival][d]
+        p1, p2 = float(mine.mean()), float(theirs.mean())
+        se = float(np.sqrt(p1 * (1 - p1) / mine.size + p2 * (1 - p2) / theirs.size))
+        ok = p1 >= p2 - NOISE_SE * se
+        close += ok
+        parts.append(f"{d} {p1:.2f} vs {rival} {p2:.2f}{'' if ok else ' (below)'}")
+    return ClaimResult(text, test, close >= 6, f"S-WMW_TR competitive in {close}/8: " + ", ".join(parts))
 
 
 STUDY = register(Study(

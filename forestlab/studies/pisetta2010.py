@@ -187,6 +187,72 @@ def pisetta_c_insensitive(res: ExperimentResults) -> ClaimResult:
                    values_of_C=(min(n_c), 2))
 
 
+# -- beyond the study (ours, issue 23): the forest kernels of today (experiment pisetta2010_modern_kernels) ------------
+#: The SVM on Breiman's kernel (the paper's count) and on today's kernels of the same trees.
+KERNEL_SVMS = {"forest_svm": "Breiman", "forest_svm_kerf": "KeRF", "forest_svm_rfgap": "RF-GAP"}
+NEW_KERNEL_SVMS = ("forest_svm_kerf", "forest_svm_rfgap")
+
+
+def _mean_ranks(res: ExperimentResults, algorithms: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float], int]:
+    """Per algorithm, the mean test accuracy over the datasets where all ran and the mean rank (1 = most accurate,
+    ties shared), and how many datasets that is."""
+    means = {a: {d: float(v.mean()) for d, v in finite_values(res, a, "test_accuracy").items()} for a in algorithms}
+    common = [d for d in res.datasets if all(d in m for m in means.values())]
+    if not common:
+        return {}, {}, 0
+    table = pd.DataFrame({a: [means[a][d] for d in common] for a in algorithms}, index=common)
+    ranks = table.round(3).rank(axis=1, ascending=False).mean()
+    return {a: float(table[a].mean()) for a in algorithms}, {a: float(ranks[a]) for a in algorithms}, len(common)
+
+
+@claim("modern_kernels_best_kernel")
+def modern_kernels_best_kernel(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): Breiman's kernel, the paper's, still serves the forest-kernel SVM best: neither "
+            "KeRF (Scornet 2016) nor RF-GAP (Rhodes et al. 2023), read from the same trees, does better")
+    test = ("paired two-sided t-test over the splits at 5%, each new kernel's SVM against the SVM on Breiman's "
+            "kernel: on no more datasets significantly more accurate than significantly less accurate; the best kernel "
+            "by mean rank over the datasets is reported")
+    means, ranks, n = _mean_ranks(res, tuple(KERNEL_SVMS))
+    if not n:
+        return ClaimResult(text, test, None, "needs forest_svm, forest_svm_kerf and forest_svm_rfgap runs")
+    ok, parts, paired = True, [], n
+    for a in NEW_KERNEL_SVMS:
+        table = pair_table(res, a, PISETTA_SVM, "test_accuracy")[0]
+        table = table[table["n"] >= 2]
+        paired = min(paired, len(table))
+        wins, losses = int((table["higher"] == "a").sum()), int((table["higher"] == "b").sum())
+        ok &= wins <= losses
+        parts.append(f"{KERNEL_SVMS[a]} vs Breiman: significantly more accurate on {wins}, less on {losses} of "
+                     f"{len(table)}")
+    best = min(ranks, key=ranks.get)
+    summary = ", ".join(f"{KERNEL_SVMS[a]} {means[a]:.4f} (mean rank {ranks[a]:.2f})" for a in KERNEL_SVMS)
+    evidence = f"best by mean rank: {KERNEL_SVMS[best]}; mean accuracy over {n} datasets: {summary}; " + "; ".join(parts)
+    # "no more wins than losses" cannot fail without a dataset of paired splits
+    return verdict(text, test, ok, evidence, datasets_with_paired_splits=(paired, 1))
+
+
+@claim("modern_kernels_beat_the_vote")
+def modern_kernels_beat_the_vote(res: ExperimentResults) -> ClaimResult:
+    text = ("Beyond the study (ours): an SVM on one of today's forest kernels (KeRF or RF-GAP) beats the forest's own "
+            "vote, as pisetta2010 found for Breiman's kernel")
+    test = ("paired two-sided t-test over the splits at 5%: the SVM on KeRF or the one on RF-GAP is significantly more "
+            "accurate than the vote on at least 4 of the 12 datasets (the paper's count for its kernel) and "
+            "significantly less accurate on at most 1")
+    parts, ok, paired = [], False, None
+    for a in NEW_KERNEL_SVMS:
+        table = pair_table(res, a, PISETTA_VOTE, "test_accuracy")[0]
+        table = table[table["n"] >= 2]
+        paired = len(table) if paired is None else min(paired, len(table))
+        wins = table[table["higher"] == "a"]["dataset"].tolist()
+        losses = table[table["higher"] == "b"]["dataset"].tolist()
+        ok |= len(wins) >= 4 and len(losses) <= 1
+        parts.append(f"{KERNEL_SVMS[a]}: significant wins on {len(wins)}/{len(table)} ({', '.join(wins) or 'none'}), "
+                     f"losses on {len(losses)} ({', '.join(losses) or 'none'}); mean SVM - vote "
+                     f"{table['diff'].mean() if len(table) else float('nan'):+.4f}")
+    # 4 significant wins need 4 datasets with paired splits
+    return verdict(text, test, ok, "; ".join(parts), datasets_with_paired_splits=(paired or 0, 4))
+
+
 STUDY = register(Study(
     key="pisetta2010",
     title="Construction de noyaux à partir d'arbres aléatoires (paper): RF vote vs SVM on the forest kernel, "
