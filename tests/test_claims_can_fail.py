@@ -27,6 +27,7 @@ from forestlab.studies import (
 )
 from forestlab.studies.depecker2010 import COMPETITORS, HEURISTICS, NULLS, SETTINGS, SIMULATED, TREERANKS
 from tests.test_depecker2010 import _published_like, _results, _test_runs, _toy_results
+from tests.test_modern_experiments import MODERN_CASES
 from tests.test_studies import (
     CLEAR_REGIMES,
     MKL,
@@ -332,6 +333,7 @@ CASES: dict[str, tuple[Builder, Builder, Builder, str]] = {
                                      lambda: importances([]), "too few noise probes: 0"),
 }
 
+CASES.update(MODERN_CASES)  # the claims beyond the studies (ours, issue 23): their builders live beside their experiments
 NAMES = sorted(name for study in STUDIES.values() for name in study.claims)
 
 
