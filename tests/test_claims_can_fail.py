@@ -333,7 +333,7 @@ CASES: dict[str, tuple[Builder, Builder, Builder, str]] = {
                                      lambda: importances([]), "too few noise probes: 0"),
 }
 
-CASES.update(MODERN_CASES)  # the claims beyond the studies (ours, issue 23): their builders live beside their experiments
+CASES.update(MODERN_CASES)  # the claims beyond the studies (ours, issue 23): builders beside their experiments
 NAMES = sorted(name for study in STUDIES.values() for name in study.claims)
 
 

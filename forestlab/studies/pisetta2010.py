@@ -226,7 +226,8 @@ def modern_kernels_best_kernel(res: ExperimentResults) -> ClaimResult:
                      f"{len(table)}")
     best = min(ranks, key=ranks.get)
     summary = ", ".join(f"{KERNEL_SVMS[a]} {means[a]:.4f} (mean rank {ranks[a]:.2f})" for a in KERNEL_SVMS)
-    evidence = f"best by mean rank: {KERNEL_SVMS[best]}; mean accuracy over {n} datasets: {summary}; " + "; ".join(parts)
+    evidence = (f"best by mean rank: {KERNEL_SVMS[best]}; mean accuracy over {n} datasets: {summary}; "
+                + "; ".join(parts))
     # "no more wins than losses" cannot fail without a dataset of paired splits
     return verdict(text, test, ok, evidence, datasets_with_paired_splits=(paired, 1))
 
