@@ -23,6 +23,7 @@ MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "benc
            "table1": "bench_table1", "ops": "bench_ops", "plan": "bench_plan",
            "treerank": "bench_treerank", "depecker": "bench_depecker", "ranksvm": "bench_ranksvm",
            "modern_rankers": "bench_modern_rankers", "modern_tests": "bench_modern_tests",
+           "modern_experiments": "bench_modern_experiments",
            "svm_leafrank": "bench_svm_leafrank", "heavy_learners": "bench_heavy_learners",
            "courses": "bench_courses", "cli": "bench_cli"}
 
