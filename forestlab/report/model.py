@@ -47,7 +47,7 @@ __all__ = ["AGREE", "BINOMIAL", "DISAGREE", "GAP", "MARKS", "MEASURE", "METHODS"
            "TWO_SAMPLE", "VERDICTS", "Agreement", "Cell", "Column", "Comparison", "Layout", "Row", "TableFacts",
            "TableModel", "agreement", "build_model", "standardised",
            "cell_digits", "comparisons", "fmt_number", "fmt_p", "fmt_value", "published_key", "read_layout",
-           "read_published", "rows", "shrunk_note"]
+           "read_published", "rows", "shrunk_note", "shrunk_sizes", "shrunk_spec", "shrunk_title"]
 
 #: The verdicts of a claim, in the order the reports count them (:func:`forestlab.studies.judge`).
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED)
@@ -161,6 +161,46 @@ def shrunk_note(shrunk: Shrunk | None) -> str:
     """The words a table or comparison of shrunk runs carries after the experiment's name (their kind's
     ``heading``: debug=smoke's)."""
     return f" ({shrunk.heading})" if shrunk is not None else ""
+
+
+#: The limits that shrink a run (the other limits only refuse a plan too big), in words: limit -> its phrase.
+SHRINKING_LIMITS = {"max_datasets": "at most {} datasets", "max_estimators": "at most {} trees per ensemble",
+                    "max_folds": "{} folds of each k-fold partition"}
+
+
+def shrunk_sizes(limits: Mapping[str, Any], seeds: int) -> str:
+    """The sizes shrunk runs had, in words, from their ``limits`` and ``seeds``: '1 seed, at most 2 datasets, at
+    most 10 trees per ensemble, 2 folds of each k-fold partition'."""
+    words = [f"{seeds} seed{'s' if seeds != 1 else ''}"]
+    words += [phrase.format(limits[key]) for key, phrase in SHRINKING_LIMITS.items() if limits.get(key) is not None]
+    return ", ".join(words)
+
+
+def shrunk_title(title: str, shrunk: Shrunk | None, sizes: str) -> str:
+    """A table's or figure's title for shrunk runs: the configured title (which names the full experiment's sizes,
+    "300 trees", "30 training sets") followed by the sizes these runs had, so no heading claims what was not run."""
+    if shrunk is None:
+        return title
+    return f"{title} [{shrunk.label.upper()} RUNS: {sizes}; any size named before is the full experiment's]"
+
+
+def shrunk_spec(spec: Mapping[str, Any], shrunk: Shrunk | None, limits: Mapping[str, Any],
+                seeds: int) -> dict[str, Any]:
+    """An experiment section (``res.spec``) whose table and figure titles say the shrunk sizes (:func:`shrunk_title`;
+    the spec itself when the runs are not shrunk). Titles decide no run: plans and keys are unchanged."""
+    if shrunk is None:
+        return dict(spec)
+    sizes = shrunk_sizes(limits, seeds)
+    out = dict(spec)
+    for key in ("tables", "figures"):
+        items = []
+        for item in spec.get(key) or []:
+            if isinstance(item, Mapping):
+                item = {**item, "title": shrunk_title(str(item.get("title") or item.get("name")), shrunk, sizes)}
+            items.append(item)
+        if key in spec:
+            out[key] = items
+    return out
 
 
 # -- the spec, read once ------------------------------------------------------------------------------------------
