@@ -148,5 +148,8 @@ def test_smoke_titles_say_the_sizes_they_had():
                                          "the full experiment's]")
     assert out["figures"][0]["title"].startswith("f [SMOKE RUNS: 1 seed")
     assert spec["tables"][0]["title"] == "RF, 300 trees, 20 splits"  # the experiment's own spec is untouched
+    built = shrunk_spec({"tables": list(exp.tables)}, exp.shrunk, exp.limits.as_dict(), exp.seeds)  # TableSpecs
+    assert built["tables"][0].title == f"{exp.tables[0].title} [SMOKE RUNS: {sizes}; any size named before is the " \
+        "full experiment's]"
     real = load_experiment(["experiment=pisetta2010_table1"])
     assert shrunk_spec(spec, real.shrunk, real.limits.as_dict(), real.seeds) == spec

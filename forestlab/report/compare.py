@@ -38,8 +38,9 @@ __all__ = ["compare_experiment", "comparison_table", "read_published", "summary_
 
 def comparison_table(res: ExperimentResults, spec: Mapping[str, Any]) -> pd.DataFrame:
     """One row per published number that the table reproduces (same dataset, algorithm and metric, the published
-    names): published (and its std), reproduced mean, std and n, diff = reproduced - published, z = diff in our
-    std, the agreement mark and the file's note (:class:`forestlab.report.model.Comparison`)."""
+    names): published (its std and n), reproduced mean, std and n, diff = reproduced - published, z = diff in
+    standard errors of the difference and the method that computed it, the agreement mark, whether the cell is
+    scored (a primary cell) and the file's note (:class:`forestlab.report.model.Comparison`)."""
     return build_model(res, spec).comparison_frame()
 
 

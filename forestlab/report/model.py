@@ -20,7 +20,17 @@ runs, :data:`forestlab.metrics.MEASURES`, e.g. ``instability``: one value per da
   ``alpha`` (default 0.05) appends ``*`` to the cell. The CSV gets the columns ``"<label> vs <algorithm> diff"``
   and ``"... p"``; ``show_p: true`` also shows the p-value as a column;
 - ``published_as`` / ``published_metric``: the algorithm / metric the cell stands for in the published table when
-  the names differ.
+  the names differ;
+- ``role``: ``result`` (default: one of the study's reported results, a primary cell, counted in the reproduction
+  score), ``hyperparameter`` (c, mu: shown beside its published value, never scored) or ``diagnostic`` (a tree
+  depth: shown, never scored).
+
+A table spec may also say ``scored: false``: another reading of a published table (its cells shown beside the
+published values, never counted in the score, which counts each published number once).
+
+Agreement (:func:`standardised`, :func:`agreement`) uses both sides' uncertainty where the published table states
+it: its ``std`` and ``n`` columns (a mean ± std over n runs: two-sample z; a rate over n runs: two proportions; a
+single split: our spread).
 
 A table spec may name the ``datasets`` it shows, its ``published`` file, ``mark_best: <metric>`` (or a list: in
 each row, the best of the cells of that metric, as shown, is marked '▸'), a ``note``, ``pairs`` and
@@ -29,6 +39,7 @@ each row, the best of the cells of that metric, as shown, is marked '▸'), a ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +50,7 @@ import pandas as pd
 
 from forestlab.errors import ConfigError
 from forestlab.results import ExperimentResults, as_cell, measure_value, summarise
-from forestlab.spec import CellSpec, Context, Shrunk, TableSpec, make_table
+from forestlab.spec import CellSpec, Context, FigureSpec, Shrunk, TableSpec, make_table
 from forestlab.stats import higher_is_better, paired_t_test, paired_values
 from forestlab.studies import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, NOT_TESTED, get_study
 
@@ -197,6 +208,8 @@ def shrunk_spec(spec: Mapping[str, Any], shrunk: Shrunk | None, limits: Mapping[
         for item in spec.get(key) or []:
             if isinstance(item, Mapping):
                 item = {**item, "title": shrunk_title(str(item.get("title") or item.get("name")), shrunk, sizes)}
+            elif isinstance(item, (TableSpec, FigureSpec)):  # built with the experiment
+                item = dataclasses.replace(item, title=shrunk_title(str(item.title or item.name), shrunk, sizes))
             items.append(item)
         if key in spec:
             out[key] = items

@@ -916,7 +916,7 @@ def _index_page(studies: list[StudyView], footer: str, shrunk: Shrunk | None, se
         rows.append(
             f'<tr><th><a href="{esc(s.page)}">{esc(s.key if s.key != OTHER else "other experiments")}</a></th>'
             f"<td>{esc(s.title)}</td><td>{esc(_experiments_text(s))}</td>"
-            f"<td>{esc(agreement.text(unscored=False))}"
+            f"<td>{esc(_shrunk_prefix(shrunk) + agreement.text(unscored=False))}"
             + (f'<br><span class="muted">{esc(unscored)}</span>' if unscored else "") + "</td>"
             f"<td>{_verdict_counts(s.verdicts(), s.split_claims())}</td>"
             f"<td>{esc(_runs_text(counts))}</td><td>{esc(fmt_duration(s.compute_seconds))}</td>"
@@ -939,6 +939,11 @@ def _index_page(studies: list[StudyView], footer: str, shrunk: Shrunk | None, se
              f"test to go either way{_unjudged_runs(shrunk)}.</p>")
     body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
     return _page("forestlab reproduction report", body, shrunk=shrunk, footer=footer)
+
+
+def _shrunk_prefix(shrunk: Shrunk | None) -> str:
+    """'on smoke runs, not the results: ' before a count of agreeing cells of shrunk runs ('' for real runs)."""
+    return f"on {shrunk.label} runs, not the results: " if shrunk is not None else ""
 
 
 def _unjudged_runs(shrunk: Shrunk | None) -> str:
