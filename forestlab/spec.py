@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from forestlab._values import is_int, is_number
 from forestlab.errors import ConfigError
 
-__all__ = ["ALGORITHM", "ALGORITHMS", "DATASETS", "SECTIONS", "Bool", "CellSpec", "ChoiceSpec", "Context", "Field",
+__all__ = ["ALGORITHM", "ALGORITHMS", "CELL_ROLES", "DATASETS", "SECTIONS", "Bool", "CellSpec", "ChoiceSpec", "Context", "Field",
            "FigureKind", "FigureSpec", "Int", "Known", "ListOf", "MappingOf", "Real", "Record", "Registered",
            "Reports", "Shrunk", "TableSpec", "Text", "add_kind_loader", "build_reports", "check_mapping",
            "check_section", "check_sections", "closest", "declared_keys", "figure_kinds", "make_cell", "make_choice",
@@ -343,6 +343,12 @@ def _measures() -> list[str]:
     return list(MEASURES)
 
 
+#: What a table cell is (``role``): one of the study's reported results (``result``, the default: its published
+#: number counts in the reproduction score), a ``hyperparameter`` the method chose (c, mu: shown beside its
+#: published value, never scored), or a ``diagnostic`` (a tree depth, a property of the fit: shown, never scored).
+CELL_ROLES = ("result", "hyperparameter", "diagnostic")
+
+
 @dataclass(frozen=True)
 class CellSpec(_Declared):
     """A table cell: one algorithm and what is shown of it: a stored ``metric`` (mean ± std over the runs), a
@@ -355,6 +361,7 @@ class CellSpec(_Declared):
         "measure": Field(Registered("measure", _measures)),
         "label": Field(Text()), "published_metric": Field(Text()), "published_as": Field(Text()),
         "digits": Field(Int(0, 12)), "vs": Field(ALGORITHM), "show_p": Field(Bool()),
+        "role": Field(Options(CELL_ROLES), "result"),
     }
     algorithm: str
     metric: str | None = None
@@ -367,6 +374,12 @@ class CellSpec(_Declared):
     digits: int | None = None
     vs: str | None = None
     show_p: bool = False
+    role: str = "result"  # what the cell is: a reported result (scored), a hyperparameter or a diagnostic (shown)
+
+    @property
+    def scored(self) -> bool:
+        """Whether the cell is one of the study's reported results (its published number counts in the score)."""
+        return self.role == "result"
 
     @property
     def value_name(self) -> str:
@@ -390,6 +403,7 @@ class TableSpec(_Declared):
         "pairs": Field(ListOf(ListOf(ALGORITHM, length=2))), "pair_metric": Field(Text()),
         "mark_best": Field(ListOf(Text(), scalar=True)), "datasets": Field(DATASETS),
         "alpha": Field(Real(0, 1)), "note": Field(Text()), "digits": Field(Int(0, 12)),
+        "scored": Field(Bool(), True),
     }
     name: str
     cells: tuple[CellSpec, ...]
@@ -402,6 +416,7 @@ class TableSpec(_Declared):
     alpha: float = 0.05
     note: str | None = None
     digits: int = 3
+    scored: bool = True  # False: another reading of a published table (shown beside it, its cells never scored)
 
 
 @dataclass(frozen=True)
@@ -541,7 +556,8 @@ def make_table(data: Any, where: str, ctx: Context) -> TableSpec:
         pairs=tuple((str(a), str(b)) for a, b in data.get("pairs") or ()),
         pair_metric=str(data.get("pair_metric") or "test_risk"), mark_best=_tuple(data.get("mark_best")),
         datasets=_tuple(data.get("datasets")), alpha=float(data.get("alpha") or 0.05), note=data.get("note"),
-        digits=int(data["digits"]) if data.get("digits") is not None else 3)
+        digits=int(data["digits"]) if data.get("digits") is not None else 3,
+        scored=bool(data["scored"]) if data.get("scored") is not None else True)
 
 
 def make_figure(data: Any, where: str, ctx: Context) -> FigureSpec:

@@ -5,6 +5,8 @@ experiment whose section cannot be built is a note on that section, never the en
 
 from __future__ import annotations
 
+import html
+import re
 import sqlite3
 from pathlib import Path
 
@@ -67,6 +69,21 @@ def test_smoke_plans_of_a_few_experiments_report_without_error(workdir: Path, mi
     compare = (results / "tables" / "depecker2010_table6_1-smoke" / "compare.txt").read_text()
     assert "[HOLDS]" not in compare and "[DOES NOT HOLD]" not in compare and "[NOT TESTED]" in compare
     assert "smoke runs (debug=smoke: shrunk to check that the code runs), never judged" in compare
+    # its headings do not claim the full sizes: each title says the sizes these runs had
+    sizes = "[SMOKE RUNS: 1 seed, at most 2 datasets, at most 10 trees per ensemble, 2 folds of each k-fold partition"
+    assert f"over 100 samples of 2000 points; ± its std over the samples) {sizes}" in compare
+    assert sizes in (results / "tables" / "depecker2010_table6_1-smoke" / "table6_1.md").read_text()
+    # the report: every page bannered, every title annotated, no claim judged on smoke runs
+    site = results / "report-smoke"
+    for page in site.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert '<p class="smoke-banner">' in text, page.name
+        assert "v-holds" not in re.sub(r'class="vc v-[^"]*"', "", text), page.name  # no HOLDS badge
+        assert 'class="verdict v-does-not-hold"' not in text, page.name
+    study = (site / "depecker2010.html").read_text(encoding="utf-8")
+    assert 'class="verdict v-not-tested"' in study and html.escape(sizes, quote=False) in study
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert ">0 holds<" in index and ">0 does not hold<" in index
 
 
 @pytest.mark.slow

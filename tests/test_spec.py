@@ -71,7 +71,7 @@ def test_refused_through_the_real_entry_point(workdir):
     assert res.stderr.strip().splitlines() == [
         "forestlab: error: unknown key 'mark_bset' in table 'table7_1' (nothing reads it); did you mean "
         "'mark_best'?; valid keys of table 'table7_1': name, title, cells, published, pairs, pair_metric, mark_best, "
-        "datasets, alpha, note, digits"]
+        "datasets, alpha, note, digits, scored"]
 
 
 # Computed at commit 56b2a6b (before forestlab.spec): the plan id, the number of runs and a hash of every run key.

@@ -8,6 +8,7 @@ No module here knows a study by name: what is specific to a study lives in :mod:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from forestlab.config import resolve_path
@@ -21,8 +22,14 @@ __all__ = ["compare_experiment", "experiment_results", "output_dir", "render_fig
 
 
 def experiment_results(experiment: Experiment) -> ExperimentResults:
-    """The stored results of a resolved experiment (read only)."""
-    return load_results(experiment, resolve_path(experiment.paths.results_dir), metrics=experiment.metrics)
+    """The stored results of a resolved experiment (read only). For shrunk runs (debug=smoke), the titles of its
+    tables and figures say the sizes the runs had (:func:`forestlab.report.model.shrunk_spec`)."""
+    res = load_results(experiment, resolve_path(experiment.paths.results_dir), metrics=experiment.metrics)
+    if experiment.shrunk is None:
+        return res
+    from forestlab.report.model import shrunk_spec
+
+    return replace(res, spec=shrunk_spec(res.spec, experiment.shrunk, experiment.limits.as_dict(), res.seeds))
 
 
 def output_dir(experiment: Experiment, kind: str) -> Path:

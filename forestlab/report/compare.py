@@ -15,7 +15,10 @@ import numpy as np
 import pandas as pd
 
 from forestlab.report.model import (
+    AGREE,
+    DISAGREE,
     MARKS,
+    METHODS,
     Agreement,
     Comparison,
     Layout,
@@ -35,8 +38,9 @@ __all__ = ["compare_experiment", "comparison_table", "read_published", "summary_
 
 def comparison_table(res: ExperimentResults, spec: Mapping[str, Any]) -> pd.DataFrame:
     """One row per published number that the table reproduces (same dataset, algorithm and metric, the published
-    names): published (and its std), reproduced mean, std and n, diff = reproduced - published, z = diff in our
-    std, the agreement mark and the file's note (:class:`forestlab.report.model.Comparison`)."""
+    names): published (its std and n), reproduced mean, std and n, diff = reproduced - published, z = diff in
+    standard errors of the difference and the method that computed it, the agreement mark, whether the cell is
+    scored (a primary cell) and the file's note (:class:`forestlab.report.model.Comparison`)."""
     return build_model(res, spec).comparison_frame()
 
 
@@ -67,16 +71,30 @@ def comparison_display(comps: Sequence[Comparison]) -> pd.DataFrame:
         "dataset": [c.dataset for c in comps], "algorithm": [c.algorithm for c in comps],
         "metric": [c.metric for c in comps], "published": [c.published_text for c in comps],
         "reproduced": [c.value_text for c in comps], "n": [c.n for c in comps],
-        "diff": [c.diff_text for c in comps], "agreement": [c.mark_text for c in comps]})
+        "diff": [c.diff_text for c in comps], "z": [c.z_text for c in comps],
+        "agreement": [c.mark_text for c in comps]})
+    if any(not c.scored for c in comps):
+        display["scored"] = [scored_text(c) for c in comps]
     if any(c.note for c in comps):
         display["note"] = [c.note for c in comps]
     return display
 
 
+def scored_text(c: Comparison) -> str:
+    """'yes' for a primary cell (counted in the score), else why not: its role, or 'no (another reading)'."""
+    if c.scored:
+        return "yes"
+    return f"no ({c.role})" if c.role != "result" else "no (another reading)"
+
+
 def legend(comps: Sequence[Comparison]) -> str:
-    """What the marks of these comparisons mean, one clause each."""
+    """What the marks of these comparisons mean, one clause each, and how z was computed for them."""
     shown = {c.mark for c in comps}
-    return "marks: " + "; ".join(f"{s} {k} = {m}" for k, (s, m) in MARKS.items() if k in shown)
+    text = "marks: " + "; ".join(f"{s} {k} = {m}" for k, (s, m) in MARKS.items() if k in shown)
+    methods = [m for m in METHODS if any(c.method == m and c.mark in (AGREE, DISAGREE) for c in comps)]
+    if methods:
+        text += "\nz: " + "; ".join(f"{m} = {METHODS[m]}" for m in methods)
+    return text
 
 
 def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
@@ -99,7 +117,8 @@ def compare_experiment(res: ExperimentResults, out_dir: Path | None) -> str:
             model = build_model(res, layout.spec)
             comps = model.comparisons
             out.append(f"\n-- {model.title}: published vs reproduced "
-                       f"(mean ± std over seeds; diff = reproduced - published)")
+                       f"(mean ± std over seeds; diff = reproduced - published; "
+                       f"z = diff in standard errors of the difference; primary cells are scored)")
             display = comparison_display(comps)
             out.append(to_markdown(display).rstrip())
             out.append("")

@@ -20,7 +20,17 @@ runs, :data:`forestlab.metrics.MEASURES`, e.g. ``instability``: one value per da
   ``alpha`` (default 0.05) appends ``*`` to the cell. The CSV gets the columns ``"<label> vs <algorithm> diff"``
   and ``"... p"``; ``show_p: true`` also shows the p-value as a column;
 - ``published_as`` / ``published_metric``: the algorithm / metric the cell stands for in the published table when
-  the names differ.
+  the names differ;
+- ``role``: ``result`` (default: one of the study's reported results, a primary cell, counted in the reproduction
+  score), ``hyperparameter`` (c, mu: shown beside its published value, never scored) or ``diagnostic`` (a tree
+  depth: shown, never scored).
+
+A table spec may also say ``scored: false``: another reading of a published table (its cells shown beside the
+published values, never counted in the score, which counts each published number once).
+
+Agreement (:func:`standardised`, :func:`agreement`) uses both sides' uncertainty where the published table states
+it: its ``std`` and ``n`` columns (a mean ± std over n runs: two-sample z; a rate over n runs: two proportions; a
+single split: our spread).
 
 A table spec may name the ``datasets`` it shows, its ``published`` file, ``mark_best: <metric>`` (or a list: in
 each row, the best of the cells of that metric, as shown, is marked '▸'), a ``note``, ``pairs`` and
@@ -29,6 +39,7 @@ each row, the best of the cells of that metric, as shown, is marked '▸'), a ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,14 +50,15 @@ import pandas as pd
 
 from forestlab.errors import ConfigError
 from forestlab.results import ExperimentResults, as_cell, measure_value, summarise
-from forestlab.spec import CellSpec, Context, Shrunk, TableSpec, make_table
+from forestlab.spec import CellSpec, Context, FigureSpec, Shrunk, TableSpec, make_table
 from forestlab.stats import higher_is_better, paired_t_test, paired_values
 from forestlab.studies import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, NOT_TESTED, get_study
 
-__all__ = ["AGREE", "DISAGREE", "GAP", "MARKS", "MEASURE", "NO_RUN", "SINGLE", "VERDICTS", "Agreement", "Cell",
-           "Column", "Comparison", "Layout", "Row", "TableFacts", "TableModel", "agreement", "build_model",
+__all__ = ["AGREE", "BINOMIAL", "DISAGREE", "GAP", "MARKS", "MEASURE", "METHODS", "NO_RUN", "SINGLE", "SINGLE_SPLIT",
+           "TWO_SAMPLE", "VERDICTS", "Agreement", "Cell", "Column", "Comparison", "Layout", "Row", "TableFacts",
+           "TableModel", "agreement", "build_model", "standardised",
            "cell_digits", "comparisons", "fmt_number", "fmt_p", "fmt_value", "published_key", "read_layout",
-           "read_published", "rows", "shrunk_note"]
+           "read_published", "rows", "shrunk_note", "shrunk_sizes", "shrunk_spec", "shrunk_title"]
 
 #: The verdicts of a claim, in the order the reports count them (:func:`forestlab.studies.judge`).
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED)
@@ -55,24 +67,65 @@ VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTED)
 AGREE, DISAGREE, SINGLE, MEASURE, NO_RUN, GAP = "agree", "disagree", "single", "measure", "no-run", "gap"
 #: mark -> (symbol, meaning), the one vocabulary of agreement of every report
 MARKS: dict[str, tuple[str, str]] = {
-    AGREE: ("✓", "published value within 2 std of our runs"),
-    DISAGREE: ("✗", "published value more than 2 std from our mean"),
+    AGREE: ("✓", "the difference is within 2 of its standard errors (|z| ≤ 2: both sides' uncertainty)"),
+    DISAGREE: ("✗", "the difference is more than 2 of its standard errors (|z| > 2)"),
     SINGLE: ("·", "a single run: no spread to judge against"),
     MEASURE: ("○", "one statistic over all the runs (such as an instability): no spread to judge against"),
     NO_RUN: ("—", "no run stored for this cell"),
     GAP: ("?", "the source prints no value here"),
 }
-#: how many of our standard deviations a published number may lie from our mean and still agree
+#: how many standard errors of the difference (|z|) a published number may lie from our mean and still agree
 AGREEMENT_STDS = 2.0
 BEST = "▸"
 SIGNIFICANT = "*"
 
+#: How a published number is judged against our runs (:func:`standardised`), by what the published table says of it
+#: (its ``std`` and ``n`` columns, :meth:`forestlab.studies.Study.read_published`):
+TWO_SAMPLE = "two-sample"  # a mean ± std over n runs: diff / sqrt(s1²/n1 + s2²/n2) (Welch's statistic)
+BINOMIAL = "binomial"  # a rate over n runs (n, no std): two-proportion z, pooled rate, both sides' n
+SINGLE_SPLIT = "single split vs our spread"  # one split's number (no n): diff / our std across splits
+METHODS = {TWO_SAMPLE: "published mean ± std over n runs against ours: difference / sqrt(s1²/n1 + s2²/n2)",
+           BINOMIAL: "published rate over n runs against ours: two-proportion z with the pooled rate",
+           SINGLE_SPLIT: "one published split against our spread across splits: difference / our std"}
 
-def agreement(published: float, value: float, spread: float, n: int, *, measure: bool = False) -> str:
-    """The mark of one published number beside our ``n`` runs (mean ``value``, std ``spread``).
 
-    A single split's published number falls inside 2 std of our mean across splits about 95% of the time when the
-    protocol is the same; without two runs (or for one statistic over the runs, a measure) there is no spread to
+def standardised(published: float, value: float, spread: float, n: int, *, published_spread: float = float("nan"),
+                 published_n: int = 0) -> tuple[str, float]:
+    """How a published number is judged against our ``n`` runs (mean ``value``, std ``spread``), and ``z``: the
+    difference (ours - published) in standard errors of the difference.
+
+    - a mean ± std over ``published_n`` runs (``published_spread`` given): two-sample,
+      ``z = diff / sqrt(published_spread²/published_n + spread²/n)``;
+    - a rate over ``published_n`` runs (no ``published_spread``): two proportions, pooled rate
+      ``p = (published·published_n + value·n) / (published_n + n)``, ``z = diff / sqrt(p(1-p)(1/published_n + 1/n))``;
+    - one split (no ``published_n``): ``z = diff / spread``, our spread across splits standing for the published
+      split's (its number falls within 2 std of our mean about 95% of the time when the protocols agree).
+
+    A zero standard error gives z = 0 for no difference, infinite otherwise. NaN z: not judged (no runs, fewer
+    than two, no published value).
+    """
+    pub_n = int(published_n or 0)
+    method = SINGLE_SPLIT if pub_n < 1 else TWO_SAMPLE if not _nan(published_spread) else BINOMIAL
+    if _nan(published) or not n or n < 2 or _nan(value) or _nan(spread):
+        return method, float("nan")
+    diff = value - published
+    if method == TWO_SAMPLE:
+        se = math.sqrt(published_spread ** 2 / pub_n + spread ** 2 / n)
+    elif method == BINOMIAL:
+        pooled = (published * pub_n + value * n) / (pub_n + n)
+        se = math.sqrt(max(pooled * (1 - pooled), 0.0) * (1 / pub_n + 1 / n))
+    else:
+        se = spread
+    if se > 0:
+        return method, diff / se
+    return method, 0.0 if diff == 0 else math.copysign(math.inf, diff)
+
+
+def agreement(published: float, value: float, spread: float, n: int, *, measure: bool = False,
+              published_spread: float = float("nan"), published_n: int = 0) -> str:
+    """The mark of one published number beside our ``n`` runs (mean ``value``, std ``spread``): agree when the
+    standardised difference (:func:`standardised`, both sides' uncertainty where the published number has one) is
+    at most 2 in size. Without two runs (or for one statistic over the runs, a measure) there is no spread to
     judge against, and a number the source does not print has nothing to judge.
     """
     if _nan(published):
@@ -83,7 +136,8 @@ def agreement(published: float, value: float, spread: float, n: int, *, measure:
         return MEASURE
     if n < 2 or _nan(spread):
         return SINGLE
-    return AGREE if abs(value - published) <= AGREEMENT_STDS * spread else DISAGREE
+    _, z = standardised(published, value, spread, n, published_spread=published_spread, published_n=published_n)
+    return AGREE if abs(z) <= AGREEMENT_STDS else DISAGREE
 
 
 def _nan(x: Any) -> bool:
@@ -118,6 +172,48 @@ def shrunk_note(shrunk: Shrunk | None) -> str:
     """The words a table or comparison of shrunk runs carries after the experiment's name (their kind's
     ``heading``: debug=smoke's)."""
     return f" ({shrunk.heading})" if shrunk is not None else ""
+
+
+#: The limits that shrink a run (the other limits only refuse a plan too big), in words: limit -> its phrase.
+SHRINKING_LIMITS = {"max_datasets": "at most {} datasets", "max_estimators": "at most {} trees per ensemble",
+                    "max_folds": "{} folds of each k-fold partition"}
+
+
+def shrunk_sizes(limits: Mapping[str, Any], seeds: int) -> str:
+    """The sizes shrunk runs had, in words, from their ``limits`` and ``seeds``: '1 seed, at most 2 datasets, at
+    most 10 trees per ensemble, 2 folds of each k-fold partition'."""
+    words = [f"{seeds} seed{'s' if seeds != 1 else ''}"]
+    words += [phrase.format(limits[key]) for key, phrase in SHRINKING_LIMITS.items() if limits.get(key) is not None]
+    return ", ".join(words)
+
+
+def shrunk_title(title: str, shrunk: Shrunk | None, sizes: str) -> str:
+    """A table's or figure's title for shrunk runs: the configured title (which names the full experiment's sizes,
+    "300 trees", "30 training sets") followed by the sizes these runs had, so no heading claims what was not run."""
+    if shrunk is None:
+        return title
+    return f"{title} [{shrunk.label.upper()} RUNS: {sizes}; any size named before is the full experiment's]"
+
+
+def shrunk_spec(spec: Mapping[str, Any], shrunk: Shrunk | None, limits: Mapping[str, Any],
+                seeds: int) -> dict[str, Any]:
+    """An experiment section (``res.spec``) whose table and figure titles say the shrunk sizes (:func:`shrunk_title`;
+    the spec itself when the runs are not shrunk). Titles decide no run: plans and keys are unchanged."""
+    if shrunk is None:
+        return dict(spec)
+    sizes = shrunk_sizes(limits, seeds)
+    out = dict(spec)
+    for key in ("tables", "figures"):
+        items = []
+        for item in spec.get(key) or []:
+            if isinstance(item, Mapping):
+                item = {**item, "title": shrunk_title(str(item.get("title") or item.get("name")), shrunk, sizes)}
+            elif isinstance(item, (TableSpec, FigureSpec)):  # built with the experiment
+                item = dataclasses.replace(item, title=shrunk_title(str(item.title or item.name), shrunk, sizes))
+            items.append(item)
+        if key in spec:
+            out[key] = items
+    return out
 
 
 # -- the spec, read once ------------------------------------------------------------------------------------------
@@ -156,6 +252,8 @@ class Column:
     vs: str | None
     show_p: bool
     published: tuple[str, str] | None  # (algorithm, metric) in the published table
+    role: str = "result"  # the cell's ``role``: result, hyperparameter or diagnostic
+    scored: bool = True  # a reported result of a table that is scored: its published number counts in the score
 
     @property
     def metric(self) -> str | None:
@@ -178,6 +276,7 @@ class Layout:
     pairs: tuple[tuple[str, str], ...]
     pair_metric: str
     datasets: tuple[str, ...]  # the datasets it shows (() : all of the experiment's)
+    scored: bool = True  # False: another reading of a published table, never counted in the score
 
 
 def read_layout(spec: TableSpec | Mapping[str, Any], optimistic: Sequence[str] = ()) -> Layout:
@@ -200,11 +299,11 @@ def read_layout(spec: TableSpec | Mapping[str, Any], optimistic: Sequence[str] =
             quantity=str(cell.metric or cell.measure or cell.curve), key=key, name=name,
             header=header, digits=cell_digits(spec.digits, cell), optimistic=opt,
             vs=cell.vs if cell.vs and kind == "metric" else None, show_p=bool(cell.show_p),
-            published=published_key(cell)))
+            published=published_key(cell), role=cell.role, scored=cell.scored and spec.scored))
     return Layout(spec=spec, name=spec.name, title=spec.title or spec.name, columns=tuple(columns),
                   digits=spec.digits, alpha=spec.alpha, mark_best=spec.mark_best, note=spec.note or "",
                   published=spec.published or "", pairs=spec.pairs, pair_metric=spec.pair_metric,
-                  datasets=spec.datasets)
+                  datasets=spec.datasets, scored=spec.scored)
 
 
 def optimistic_algorithms(res: ExperimentResults) -> set[str]:
@@ -335,6 +434,7 @@ class Comparison:
     value: float
     spread: float
     n: int
+    published_n: int = 0  # the runs the published number is over (0: one split, or not said)
 
     @property
     def digits(self) -> int:
@@ -346,15 +446,42 @@ class Comparison:
         return self.value - self.published if self.n else float("nan")
 
     @property
+    def scored(self) -> bool:
+        """Whether this is a primary cell: one of the study's reported results (not a hyperparameter or a
+        diagnostic, not another reading of the table), counted in the reproduction score."""
+        return self.column.scored
+
+    @property
+    def role(self) -> str:
+        return self.column.role
+
+    @property
+    def method(self) -> str:
+        """How it is judged (:func:`standardised`): "two-sample", "binomial" or "single split vs our spread"; ''
+        for a number that is not judged (a statistic over the runs, a gap)."""
+        if self.column.kind == "measure" or _nan(self.published):
+            return ""
+        return standardised(self.published, self.value, self.spread, self.n,
+                            published_spread=self.published_spread, published_n=self.published_n)[0]
+
+    @property
     def z(self) -> float:
-        """The standardised difference: ``diff`` in our standard deviations (what :func:`agreement` reads; NaN
-        without a spread)."""
-        judged = self.mark in (AGREE, DISAGREE) and self.spread > 0
-        return self.diff / self.spread if judged else float("nan")
+        """The standardised difference: ``diff`` in standard errors of the difference, by :attr:`method` (what
+        :func:`agreement` reads; NaN when not judged)."""
+        if self.mark not in (AGREE, DISAGREE):
+            return float("nan")
+        return standardised(self.published, self.value, self.spread, self.n,
+                            published_spread=self.published_spread, published_n=self.published_n)[1]
+
+    @property
+    def z_text(self) -> str:
+        """'+2.45' ('—' when not judged)."""
+        return fmt_number(self.z, 2, signed=True)
 
     @property
     def mark(self) -> str:
-        return agreement(self.published, self.value, self.spread, self.n, measure=self.column.kind == "measure")
+        return agreement(self.published, self.value, self.spread, self.n, measure=self.column.kind == "measure",
+                         published_spread=self.published_spread, published_n=self.published_n)
 
     @property
     def symbol(self) -> str:
@@ -369,8 +496,9 @@ class Comparison:
         """'0.700', with the study's own spread when it prints one ('0.700 ± 0.010'); 'not printed' for a gap."""
         if self.mark == GAP:
             return "not printed"
-        return fmt_number(self.published, self.digits) + (
+        text = fmt_number(self.published, self.digits) + (
             "" if _nan(self.published_spread) else f" ± {fmt_number(self.published_spread, self.digits)}")
+        return text + (f" (n = {self.published_n})" if self.published_n else "")
 
     @property
     def value_text(self) -> str:
@@ -413,31 +541,54 @@ def comparisons(res: ExperimentResults, layout: Layout, table_rows: Sequence[Row
         row = by_dataset.get(dataset)
         cell = row.cells[column.index] if row is not None else None
         note = p.get("note")
+        pub_n = _number(p["n"]) if "n" in p else float("nan")
         out.append(Comparison(
             dataset=dataset, algorithm=key[0], metric=key[1], column=column, published=_number(p["value"]),
             published_spread=_number(p["std"]) if "std" in p else float("nan"),
             note="" if note is None or pd.isna(note) else str(note),
             value=cell.value if cell else float("nan"), spread=cell.spread if cell else float("nan"),
-            n=cell.n if cell else 0))
+            n=cell.n if cell else 0, published_n=0 if _nan(pub_n) else int(pub_n)))
     return tuple(out)
 
 
 @dataclass
 class Agreement:
-    """Counts of published numbers by mark."""
+    """Counts of the primary published numbers (:attr:`Comparison.scored`) by mark, and of the others (the
+    hyperparameters, diagnostics and other readings shown beside them, never scored) by mark too."""
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MARKS, 0))
+    unscored: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MARKS, 0))
 
     @classmethod
     def of(cls, comps: Sequence[Comparison]) -> Agreement:
         out = cls()
         for c in comps:
-            out.counts[c.mark] += 1
+            (out.counts if c.scored else out.unscored)[c.mark] += 1
         return out
 
     def add(self, other: Agreement) -> None:
         for k, v in other.counts.items():
             self.counts[k] += v
+        for k, v in other.unscored.items():
+            self.unscored[k] += v
+
+    @property
+    def share(self) -> float:
+        """The share of the judged primary cells that agree (NaN when none is judged)."""
+        return self.counts[AGREE] / self.judged if self.judged else float("nan")
+
+    @property
+    def unscored_total(self) -> int:
+        return sum(self.unscored.values())
+
+    def unscored_text(self) -> str:
+        """'54 hyperparameter/diagnostic cells shown unscored (20 of 40 agree)' ('' when none)."""
+        total = self.unscored_total
+        if not total:
+            return ""
+        judged = self.unscored[AGREE] + self.unscored[DISAGREE]
+        return (f"{total} hyperparameter, diagnostic or other-reading cells shown, unscored"
+                + (f" ({self.unscored[AGREE]} of {judged} agree)" if judged else ""))
 
     @property
     def judged(self) -> int:
@@ -447,16 +598,18 @@ class Agreement:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def text(self) -> str:
-        """'5 of 6 within 2 std (1 not printed)'."""
-        if not self.total:
+    def text(self, *, unscored: bool = True) -> str:
+        """'5 of 6 primary cells agree, 83% (1 not printed); 4 hyperparameter, ... cells shown, unscored'."""
+        if not self.total and not self.unscored_total:
             return "no published table"
         rest = [f"{self.counts[k]} {label}" for k, label in
                 ((SINGLE, "single-run"), (MEASURE, "statistics over runs"), (NO_RUN, "not run"),
                  (GAP, "not printed")) if self.counts[k]]
-        head = (f"{self.counts[AGREE]} of {self.judged} within {AGREEMENT_STDS:g} std" if self.judged
-                else "none judged yet")
-        return head + (f" ({', '.join(rest)})" if rest else "")
+        head = (f"{self.counts[AGREE]} of {self.judged} primary cells agree, {100 * self.share:.0f}%"
+                if self.judged else "no primary cell judged yet")
+        text = head + (f" ({', '.join(rest)})" if rest else "")
+        more = self.unscored_text() if unscored else ""
+        return text + (f"; {more}" if more else "")
 
 
 # -- the model of one table ------------------------------------------------------------------------------------------
@@ -546,15 +699,17 @@ class TableModel(TableFacts):
         return comparison_frame(self.comparisons)
 
 
-COMPARISON_COLUMNS = ["dataset", "algorithm", "metric", "published", "published_std", "reproduced", "std", "n",
-                      "diff", "z", "mark", "note"]
+COMPARISON_COLUMNS = ["dataset", "algorithm", "metric", "published", "published_std", "published_n", "reproduced",
+                      "std", "n", "diff", "z", "method", "mark", "scored", "note"]
 
 
 def comparison_frame(comps: Sequence[Comparison]) -> pd.DataFrame:
     """The numbers of :class:`Comparison` entries as a frame (the ``*_compare.csv``)."""
     return pd.DataFrame([{"dataset": c.dataset, "algorithm": c.algorithm, "metric": c.metric,
-                          "published": c.published, "published_std": c.published_spread, "reproduced": c.value,
-                          "std": c.spread, "n": c.n, "diff": c.diff, "z": c.z, "mark": c.mark, "note": c.note}
+                          "published": c.published, "published_std": c.published_spread,
+                          "published_n": c.published_n or None, "reproduced": c.value, "std": c.spread, "n": c.n,
+                          "diff": c.diff, "z": c.z, "method": c.method, "mark": c.mark, "scored": c.scored,
+                          "note": c.note}
                          for c in comps], columns=COMPARISON_COLUMNS)
 
 

@@ -69,6 +69,8 @@ log = logging.getLogger("forestlab")
 
 ASSETS = Path(__file__).with_name("assets")
 OTHER = "other"  # the page of the experiments without a study
+NOT_TESTED_VERDICT = VERDICTS[-1]
+SPLIT = "JUDGED DIFFERENTLY"  # a claim the experiments sharing it judge differently (counted once, under this)
 
 
 def esc(value: Any) -> str:
@@ -190,6 +192,9 @@ class ExperimentPart:
     config_hash: str = ""
     agreement: Agreement = field(default_factory=Agreement)
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    claims: dict[str, str] = field(default_factory=dict)  # claim name -> its verdict on these runs
+    planned_full: int = 0  # the runs its configuration plans (computed from the resolved experiment, nothing stored)
+    compute_seconds: float = 0.0  # the sum of its stored runs' recorded times (fit and evaluation)
     html: str = ""
     toc: str = ""
     error: str = ""
@@ -225,11 +230,36 @@ class StudyView:
             out.add(e.agreement)
         return out
 
-    def verdicts(self) -> dict[str, int]:
-        out = dict.fromkeys(VERDICTS, 0)
+    def claim_verdicts(self) -> dict[str, tuple[str, ...]]:
+        """Each distinct claim (by name) of the study's experiments -> the verdicts they reach on it (one verdict
+        when they agree; NOT TESTED only when none of them tested it)."""
+        seen: dict[str, list[str]] = {}
         for e in self.experiments:
-            for k, v in e.verdicts.items():
-                out[k] += v
+            for name, verdict in e.claims.items():
+                seen.setdefault(name, []).append(verdict if verdict in VERDICTS else NOT_TESTED_VERDICT)
+        out = {}
+        for name, verdicts in seen.items():
+            tested = [v for v in VERDICTS if v in verdicts and v != NOT_TESTED_VERDICT]
+            out[name] = tuple(tested) or (NOT_TESTED_VERDICT,)
+        return out
+
+    def verdicts(self) -> dict[str, int]:
+        """Distinct claims by verdict: a claim several experiments judge is counted once (under its verdict when
+        they agree, under :data:`SPLIT` when they do not)."""
+        out = dict.fromkeys(VERDICTS, 0)
+        out[SPLIT] = 0
+        for verdicts in self.claim_verdicts().values():
+            out[verdicts[0] if len(verdicts) == 1 else SPLIT] += 1
+        return out
+
+    def split_claims(self) -> list[str]:
+        """The claims the experiments sharing them judge differently, as 'name (HOLDS in a, b; ...)'."""
+        out = []
+        for name, verdicts in self.claim_verdicts().items():
+            if len(verdicts) > 1:
+                where = "; ".join(f"{v} in {', '.join(e.name for e in self.experiments if e.claims.get(name) == v)}"
+                                  for v in verdicts)
+                out.append(f"{name} ({where})")
         return out
 
     def counts(self) -> dict[str, int]:
@@ -237,7 +267,12 @@ class StudyView:
         for e in self.experiments:
             for k in out:
                 out[k] += int(e.counts.get(k, 0))
+        out["planned_full"] = sum(max(e.planned_full, int(e.counts.get("planned", 0))) for e in self.experiments)
         return out
+
+    @property
+    def compute_seconds(self) -> float:
+        return sum(e.compute_seconds for e in self.experiments)
 
     @property
     def last_run(self) -> float | None:
@@ -452,12 +487,44 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
         view = experiment_view(exp, overrides, site, shared)
         return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan,
                               counts=dict(view.res.counts), runs=view.runs, config_hash=view.config_hash,
-                              agreement=view.agreement, verdicts=view.verdicts(), html=_experiment_html(view),
+                              agreement=view.agreement, verdicts=view.verdicts(),
+                              claims={c.name: c.verdict for c in view.claims}, planned_full=exp.n_runs,
+                              compute_seconds=_compute_seconds(view.res), html=_experiment_html(view),
                               toc=_toc_entry(view))
     except Exception as exc:  # one experiment's problem is a note on its section, never the end of the report
         log.warning("report: the section of %s could not be built: %s", name, _error_text(exc))
         log.debug("report: %s failed", name, exc_info=True)
         return ExperimentPart(name, exp.study, error=_error_text(exc), built=False)
+
+
+def _compute_seconds(res: ExperimentResults) -> float:
+    """The compute time of the stored done runs of ``res``: the sum of the total time each run recorded (loading,
+    fitting, evaluating), as the store keeps it (``timings``)."""
+    keys = res.runs["key"].tolist() if "key" in res.runs else []
+    if not keys or res.results_dir is None:
+        return 0.0
+    total = 0.0
+    with Store(res.results_dir, readonly=True) as store:
+        if store._conn is None:  # no store file yet
+            return 0.0
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            row = store.conn.execute(
+                "SELECT SUM(CAST(json_extract(timings, '$.total') AS REAL)) FROM runs WHERE status = 'done' AND "
+                f"key IN ({','.join('?' * len(chunk))})", chunk).fetchone()
+            total += float(row[0] or 0.0)
+    return total
+
+
+def fmt_duration(seconds: float) -> str:
+    """'3 h 12 min', '4 min 05 s', '12.3 s'."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, sec = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def _readme_path(study: str | None) -> Path | None:
@@ -514,9 +581,14 @@ def _verdict_badge(verdict: str) -> str:
     return f'<span class="verdict v-{_slug(verdict.lower())}">{esc(verdict)}</span>'
 
 
-def _verdict_counts(counts: dict[str, int]) -> str:
+def _verdict_counts(counts: dict[str, int], split: Sequence[str] = ()) -> str:
+    """'3 holds · 1 does not hold · 2 inconclusive' (distinct claims); the claims judged differently by the
+    experiments sharing them are counted apart, named in the tooltip."""
     parts = [f'<span class="vc v-{_slug(k.lower()) if counts[k] else "zero"}" title="{esc(k)}">{counts[k]} '
              f"{esc(k.lower())}</span>" for k in VERDICTS if counts[k] or k != "NOT TESTED"]
+    if counts.get(SPLIT):
+        parts.append(f'<span class="vc v-split" title="{esc("; ".join(split))}">{counts[SPLIT]} judged '
+                     "differently by the experiments sharing it</span>")
     return " · ".join(parts)
 
 
@@ -524,6 +596,8 @@ def _runs_text(counts: dict[str, int]) -> str:
     text = f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed"
     if counts.get("pending"):
         text += f", {counts['pending']} pending"
+    if counts.get("planned_full"):
+        text += f"; {counts['planned_full']} planned at the configured sizes"
     return text
 
 
@@ -771,10 +845,16 @@ def _experiments_text(study: StudyView) -> str:
 
 def _study_summary(study: StudyView) -> str:
     counts = study.counts()
+    split = study.split_claims()
+    agreement = study.agreement
+    unscored = agreement.unscored_text()
     return (f'<ul class="study-summary"><li>Experiments with stored runs: {esc(_experiments_text(study))}</li>'
-            f"<li>Published cells: {esc(study.agreement.text())}</li>"
-            f"<li>Claims: {_verdict_counts(study.verdicts())}</li>"
-            f"<li>Runs: {esc(_runs_text(counts))}; last run {esc(prov.fmt_time(study.last_run))}</li></ul>")
+            f"<li>Published results (primary cells): {esc(agreement.text(unscored=False))}</li>"
+            + (f"<li>Not scored: {esc(unscored)}</li>" if unscored else "")
+            + f"<li>Claims (distinct): {_verdict_counts(study.verdicts(), split)}"
+            + (f"; judged differently: {esc('; '.join(split))}" if split else "") + "</li>"
+            f"<li>Runs: {esc(_runs_text(counts))}; compute time {esc(fmt_duration(study.compute_seconds))}; "
+            f"last run {esc(prov.fmt_time(study.last_run))}</li></ul>")
 
 
 def _toc_entry(ev: ExperimentView) -> str:
@@ -831,24 +911,39 @@ def _index_page(studies: list[StudyView], footer: str, shrunk: Shrunk | None, se
     rows = []
     for s in studies:
         counts = s.counts()
+        agreement = s.agreement
+        unscored = agreement.unscored_text()
         rows.append(
             f'<tr><th><a href="{esc(s.page)}">{esc(s.key if s.key != OTHER else "other experiments")}</a></th>'
             f"<td>{esc(s.title)}</td><td>{esc(_experiments_text(s))}</td>"
-            f"<td>{esc(s.agreement.text())}</td><td>{_verdict_counts(s.verdicts())}</td>"
-            f"<td>{esc(_runs_text(counts))}</td><td>{esc(prov.fmt_time(s.last_run))}</td></tr>")
+            f"<td>{esc(_shrunk_prefix(shrunk) + agreement.text(unscored=False))}"
+            + (f'<br><span class="muted">{esc(unscored)}</span>' if unscored else "") + "</td>"
+            f"<td>{_verdict_counts(s.verdicts(), s.split_claims())}</td>"
+            f"<td>{esc(_runs_text(counts))}</td><td>{esc(fmt_duration(s.compute_seconds))}</td>"
+            f"<td>{esc(prov.fmt_time(s.last_run))}</td></tr>")
     table = ('<div class="scroll"><table class="data index"><thead><tr><th>study</th><th>source</th>'
-             "<th>experiments run</th><th>published cells reproduced</th><th>claims</th><th>runs</th>"
+             "<th>experiments run</th><th>published results reproduced (primary cells)</th>"
+             "<th>claims (distinct)</th><th>runs</th><th>compute time</th>"
              f"<th>last run</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
     intro = ("<p>Where forestlab stands on each study it reproduces: for every published table, our numbers beside "
              "the published ones, cell by cell; for every claim, its test and verdict; every figure beside the "
              "description of the original; the protocol choices we made where the study is ambiguous. "
              "Each page says what produced it and prints the command that reruns each table.</p>"
-             "<p>A published cell is <em>reproduced</em> when it lies within 2 standard deviations of our mean "
-             "over the seeds. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
+             "<p>A published result (a primary cell: the study's reported metric, not a hyperparameter or a "
+             "diagnostic such as a tree depth, which are shown on the study pages unscored) is <em>reproduced</em> "
+             "when its difference from our mean is within 2 standard errors of the difference (|z| ≤ 2): a "
+             "published mean ± std over n runs against ours as two samples, a published rejection rate over n "
+             "runs as two proportions, a published single split against the spread of our splits. Each claim is "
+             "counted once, however many experiments judge it. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
              "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing or too few for its "
              f"test to go either way{_unjudged_runs(shrunk)}.</p>")
     body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
     return _page("forestlab reproduction report", body, shrunk=shrunk, footer=footer)
+
+
+def _shrunk_prefix(shrunk: Shrunk | None) -> str:
+    """'on smoke runs, not the results: ' before a count of agreeing cells of shrunk runs ('' for real runs)."""
+    return f"on {shrunk.label} runs, not the results: " if shrunk is not None else ""
 
 
 def _unjudged_runs(shrunk: Shrunk | None) -> str:
