@@ -4,16 +4,22 @@ experiments' configs.
 The index has one line per registered study (and one for the experiments without a study, when any has runs): how
 many published cells our runs reproduce within 2 std, how many claims hold, do not hold or are inconclusive, the
 runs done and failed and when they last ran. Each study's page has, per experiment and table, the reproduced
-values, the published ones beside them with the difference and a mark of agreement per cell, the head-to-head
-tests, and for a table comparing several learners on several datasets the Friedman test and a critical-difference
-diagram (:mod:`forestlab.report.critical_difference`); each figure beside the README's description of it; each
-claim with its test, verdict and evidence; the protocol choices and ambiguities from the study's README; and
-provenance: what produced the page and the command that reruns each table.
+values (headers in words with the metric's direction, CSV and LaTeX files beside them, each dataset's rows,
+features, classes and split sizes, and a page of each run's values behind each row: :mod:`forestlab.report.
+site_tables`), the published ones beside them with the difference, its standardised size and a mark of agreement
+per cell (each distinct footnote once), the head-to-head tests as a small table, and for a table comparing several
+learners on several datasets the Friedman test with the average ranks, and a critical-difference diagram from
+:data:`~forestlab.report.critical_difference.MIN_DATASETS_DIAGRAM` datasets on (Demšar 2006); each figure beside the
+README's description of it; each claim with its statement, test, verdict and evidence; the protocol choices and
+ambiguities from the study's README; and provenance: what produced the page and the command that reruns each table.
+Experiments come in the study's order (Table 7.1, 7.2, ...), every table, figure and claim has a visible permalink,
+and an experiment that never ran is one short box with its command.
 
 The report only reads: runs, their values and arrays from the store, the figures ``forestlab figures`` drew, the
 published tables and the READMEs. It never plans, loads a dataset or refits, and it names no study: whatever study
-the registry and ``conf/experiment/`` hold is covered. The site has no script and fetches nothing: its stylesheet
-ships with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system
+the registry and ``conf/experiment/`` hold is covered. The site fetches nothing: its stylesheet and its one script
+(``sort.js``: click a column header to sort a table; progressive enhancement, the pages read the same without it)
+ship with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system
 or behind any static web server. Nothing missing breaks it: an experiment without runs, a published value the
 source does not print, a figure not drawn yet each get a placeholder saying what to run.
 """
@@ -914,15 +920,15 @@ def _toc_entry(ev: ExperimentView) -> str:
 
 
 def _study_order(parts: Sequence[ExperimentPart]) -> list[ExperimentPart]:
-    """The study's experiments in the study's own order: by the first 'Table 7.1' / 'Fig. 4.2' their tables and
-    figures name (their contents entry holds the titles), then by name; not alphabetically by experiment name,
-    which put Table 7.3 before 7.2."""
+    """The study's experiments in the study's own order: by the first 'Table 7.1' / 'Fig. 4.2' that the titles of
+    their tables and figures name, in their declared order (their contents entry holds the titles), then by name;
+    not alphabetically by experiment name, which put Table 7.3 before 7.2."""
     def key(p: ExperimentPart) -> tuple[Any, ...]:
         order = re.search(r'data-order="([^"]*)"', p.toc)  # a section not run lists its titles there
         text = html.unescape(order.group(1) if order else re.sub(r"<[^>]+>", " | ", p.toc))
         titles = [t for t in text.split(" | ") if t.strip()]
-        keys = [st.natural_key(t) for t in titles] or [st.natural_key(p.name)]
-        return (min(keys), p.name)
+        numbered = [st.natural_key(t) for t in titles if st.natural_key(t)[0] == 0]
+        return (numbered[0] if numbered else st.natural_key(p.name), p.name)  # its first numbered title
 
     return sorted(parts, key=key)
 

@@ -71,7 +71,7 @@ def natural_key(text: str) -> tuple[Any, ...]:
     m = _NUMBERED.search(text)
     if m:
         letter, major, minor = m.group(1), int(m.group(2)), int(m.group(3) or 0)
-        return (0, 1 if letter else 0, letter or "", major, minor, text)
+        return (0, 1 if letter else 0, (letter or "").upper(), major, minor)
     parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
     return (1, "", "", 0, 0, *(str(p).zfill(8) if isinstance(p, int) else p for p in parts))
 
