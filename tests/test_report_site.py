@@ -303,7 +303,6 @@ def test_provenance_on_every_page(site):
 
 def test_missing_runs_and_figures_get_placeholders(site):
     page = _page(site, "zirakiza2013.html")
-    text = _text(page)
     # uci_binary_stumps was not run: one short box with its command, no table of empty columns
     section = re.search(r'<section class="experiment not-run" id="uci_binary_stumps">.*?</section>', page, re.S)
     assert section, "uci_binary_stumps is not a short box"
