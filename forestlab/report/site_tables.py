@@ -137,12 +137,14 @@ def runs_page(site: Path, folder: str, name: str, title: str, res: ExperimentRes
     (seed or fold), the numbers behind each mean ± std. Returns its path relative to the site root (None when
     the table has no per-run value). Kept out of the study page so that a study of thousands of runs stays light."""
     sections = []
+    any_folds = False
     for dataset in res.datasets:
         df = runs_frame(res, layout, dataset)
         if df.empty:
             continue
         digits = {c.header: c.digits for c in layout.columns}
         has_folds = bool((df.index.get_level_values("fold") >= 0).any())
+        any_folds = any_folds or has_folds
         head = "<th>seed (repetition)</th>" + ("<th>fold</th>" if has_folds else "") + "".join(
             f"<th>{esc(headers.get(h, h))}</th>" for h in df.columns)
         body = []
@@ -151,12 +153,14 @@ def runs_page(site: Path, folder: str, name: str, title: str, res: ExperimentRes
             body.append(f"<tr><th>{int(rep)}</th>" + (f"<td>{int(fold) if fold >= 0 else '—'}</td>"
                                                       if has_folds else "") + cells + "</tr>")
         sections.append(f'<section id="{esc(slug(dataset))}"><h2>{esc(dataset)} <a class="permalink" '
-                        f'href="#{esc(slug(dataset))}" title="link to this dataset">¶</a></h2>'
+                        f'href="#{esc(slug(dataset))}" title="link to this dataset">¶</a> '
+                        '<a class="to-top" href="#top">↑ top</a></h2>'
                         f'<div class="scroll"><table class="data sortable"><thead><tr>{head}</tr></thead><tbody>'
                         f'{"".join(body)}</tbody></table></div></section>')
     if not sections:
         return None
     rel = f"runs/{slug(folder)}--{slug(name)}.html"
+    folds = ", fold" if any_folds else ""
     page = f"""<!doctype html>
 <html lang="en">
 <head>
@@ -171,8 +175,8 @@ def runs_page(site: Path, folder: str, name: str, title: str, res: ExperimentRes
 <main>
 <p><a href="../{esc(back)}">← back to the table</a></p>
 <h1 id="top">{esc(title)}: the value of each run</h1>
-<p class="muted">Experiment <code>{esc(res.name)}</code>. One row per seed (repetition{', fold' if any(
-        'fold' in s for s in sections) else ''}) of each dataset: the numbers whose mean ± std the table shows.
+<p class="muted">Experiment <code>{esc(res.name)}</code>. One row per seed (repetition{folds}) of each dataset:
+the numbers whose mean ± std the table shows.
 A cell that is one statistic over all the runs (a measure) has no per-run value and is not listed.</p>
 {"".join(sections)}
 </main>
