@@ -33,10 +33,21 @@ from forestlab.results import ExperimentResults, summarise
 from forestlab.spec import TableSpec
 from forestlab.stats import higher_is_better
 
-__all__ = ["Comparison", "FriedmanResult", "comparisons", "draw_cd_diagram", "friedman_nemenyi", "score_matrix"]
+__all__ = ["MIN_DATASETS_DIAGRAM", "Comparison", "FriedmanResult", "comparisons", "draw_cd_diagram",
+           "friedman_nemenyi", "score_matrix"]
 
 MIN_ALGORITHMS = 3
+#: The least datasets for which the statistics are computed at all (one dataset ranks nothing).
 MIN_DATASETS = 2
+#: The least datasets for which the report draws a critical-difference diagram. Friedman's statistic is referred to
+#: its chi-square approximation, which Demšar (2006, §3.2.2) calls good only "when N and k are big enough (as a
+#: rule of a thumb, N > 10 and k > 5)", and the Nemenyi critical difference rests on the same large-sample
+#: normal ranks; below about ten datasets the diagram would draw as settled a difference the test cannot carry
+#: (with N = 3 and k = 3 the CD exceeds the whole rank range). So with fewer datasets the report shows the
+#: average ranks and the statistics with their caution, and one line saying why there is no diagram. We keep
+#: k >= 3 (:data:`MIN_ALGORITHMS`, two learners are the Wilcoxon test's) rather than Demšar's k > 5: with many
+#: datasets the approximation is usable at small k (Iman-Davenport's F, given beside it, even more so).
+MIN_DATASETS_DIAGRAM = 10
 
 
 @dataclass(frozen=True)

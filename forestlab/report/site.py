@@ -4,16 +4,22 @@ experiments' configs.
 The index has one line per registered study (and one for the experiments without a study, when any has runs): how
 many published cells our runs reproduce within 2 std, how many claims hold, do not hold or are inconclusive, the
 runs done and failed and when they last ran. Each study's page has, per experiment and table, the reproduced
-values, the published ones beside them with the difference and a mark of agreement per cell, the head-to-head
-tests, and for a table comparing several learners on several datasets the Friedman test and a critical-difference
-diagram (:mod:`forestlab.report.critical_difference`); each figure beside the README's description of it; each
-claim with its test, verdict and evidence; the protocol choices and ambiguities from the study's README; and
-provenance: what produced the page and the command that reruns each table.
+values (headers in words with the metric's direction, CSV and LaTeX files beside them, each dataset's rows,
+features, classes and split sizes, and a page of each run's values behind each row: :mod:`forestlab.report.
+site_tables`), the published ones beside them with the difference, its standardised size and a mark of agreement
+per cell (each distinct footnote once), the head-to-head tests as a small table, and for a table comparing several
+learners on several datasets the Friedman test with the average ranks, and a critical-difference diagram from
+:data:`~forestlab.report.critical_difference.MIN_DATASETS_DIAGRAM` datasets on (Demšar 2006); each figure beside the
+README's description of it; each claim with its statement, test, verdict and evidence; the protocol choices and
+ambiguities from the study's README; and provenance: what produced the page and the command that reruns each table.
+Experiments come in the study's order (Table 7.1, 7.2, ...), every table, figure and claim has a visible permalink,
+and an experiment that never ran is one short box with its command.
 
 The report only reads: runs, their values and arrays from the store, the figures ``forestlab figures`` drew, the
 published tables and the READMEs. It never plans, loads a dataset or refits, and it names no study: whatever study
-the registry and ``conf/experiment/`` hold is covered. The site has no script and fetches nothing: its stylesheet
-ships with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system
+the registry and ``conf/experiment/`` hold is covered. The site fetches nothing: its stylesheet and its one script
+(``sort.js``: click a column header to sort a table; progressive enhancement, the pages read the same without it)
+ship with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system
 or behind any static web server. Nothing missing breaks it: an experiment without runs, a published value the
 source does not print, a figure not drawn yet each get a placeholder saying what to run.
 """
@@ -41,8 +47,11 @@ from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
 from forestlab.report import experiment_results, output_dir, readme
 from forestlab.report import provenance as prov
+from forestlab.report import site_tables as st
 from forestlab.report.model import (
+    BEST,
     MARKS,
+    SIGNIFICANT,
     VERDICTS,
     Agreement,
     Comparison,
@@ -52,6 +61,7 @@ from forestlab.report.model import (
     TableModel,
     comparison_frame,
     comparisons,
+    fmt_number,
     fmt_p,
     optimistic_algorithms,
     read_layout,
@@ -61,7 +71,7 @@ from forestlab.results import ExperimentResults
 from forestlab.spec import FigureSpec, Shrunk, TableSpec
 from forestlab.stats import pair_table
 from forestlab.store import Store
-from forestlab.studies import STUDIES, judge_all_cached
+from forestlab.studies import STUDIES, find_claim, judge_all_cached
 
 __all__ = ["build_site", "site_dir"]
 
@@ -109,6 +119,11 @@ class TableView(TableFacts):
     pairs_error: str = ""
     friedman: list[FriedmanView] = field(default_factory=list)
     left_out: str = ""  # the datasets it names that these runs' plan left out (debug=smoke), as a sentence
+    headers: dict[str, str] = field(default_factory=dict)  # shown header -> in words, with the metric's direction
+    note: str = ""  # what its cells and marks mean (:meth:`TableModel.note`)
+    downloads: dict[str, str] = field(default_factory=dict)  # csv, tex, compare_csv, compare_tex: site paths
+    runs_page: str | None = None  # the page of each run's values (site path)
+    facts: pd.DataFrame | None = None  # rows, features, classes, split sizes of its datasets
 
 
 @dataclass
@@ -285,16 +300,19 @@ def _error_text(exc: Exception) -> str:
 
 
 def _table_view(res: ExperimentResults, spec: TableSpec, site: Path, exp_dir: str,
-                datasets: Sequence[str]) -> TableView:
+                datasets: Sequence[str], configs: Mapping[str, Mapping[str, Any]] | None = None) -> TableView:
     layout = read_layout(spec, sorted(optimistic_algorithms(res)))
-    view = TableView(layout, left_out=res.left_out_note())
+    view = TableView(layout, left_out=res.left_out_note(), headers=st.header_words(layout))
     table_rows: tuple[Row, ...] | None = None
+    model: TableModel | None = None
     try:
         table_rows = rows(res, layout) if res.algorithms else None
     except Exception as exc:  # a report never crashes on one table: it says what went wrong in its place
         view.reproduced_error = _error_text(exc)
     if res.counts.get("done") and table_rows is not None:
-        view.reproduced = TableModel(layout, res.name, table_rows, (), view.left_out, res.shrunk).display()
+        model = TableModel(layout, res.name, table_rows, (), view.left_out, res.shrunk)
+        view.reproduced = model.display()
+        view.note = model.note()
     if layout.published:
         try:
             if view.reproduced_error:
@@ -303,6 +321,13 @@ def _table_view(res: ExperimentResults, spec: TableSpec, site: Path, exp_dir: st
         except Exception as exc:
             view.comparison_error = _error_text(exc)
     if res.counts.get("done"):
+        try:  # the files beside the table, each run's values, its datasets: extras, never a reason to fail it
+            view.downloads = st.table_downloads(site, exp_dir, view.name, model, view.comparisons, view.headers)
+            back = f"{_slug(res.study) if res.study in STUDIES else OTHER}.html#{_slug(res.name)}--{_slug(view.name)}"
+            view.runs_page = st.runs_page(site, exp_dir, view.name, view.title, res, layout, view.headers, back)
+            view.facts = st.dataset_facts(res, configs or {}, res.study, res.datasets)
+        except Exception as exc:
+            log.warning("report: the extras of table %s could not be built: %s", view.name, _error_text(exc))
         _pairs(view, res)
         _friedman(view, res, site, exp_dir)
     return view
@@ -339,6 +364,12 @@ def _friedman(view: TableView, res: ExperimentResults, site: Path, exp_dir: str)
                 complete = int(scores.dropna(axis=0, how="any").shape[0])
                 fv.reason = (f"{complete} dataset(s) with a value for all {len(comp.algorithms)} learners: the "
                              f"Friedman test needs at least {cdm.MIN_DATASETS}")
+                continue
+            if fv.result.n_datasets < cdm.MIN_DATASETS_DIAGRAM:  # see MIN_DATASETS_DIAGRAM for why
+                fv.reason = (f"no critical-difference diagram: {fv.result.n_datasets} dataset(s), and Demšar (2006) "
+                             "trusts the Friedman/Nemenyi approximation only from about "
+                             f"{cdm.MIN_DATASETS_DIAGRAM} datasets: read the average ranks below as a description, "
+                             "not a test")
                 continue
             rel = f"cd/{exp_dir}/{_slug(view.name)}-{_slug(comp.metric)}.png"
             cdm.draw_cd_diagram(fv.result, site / rel)
@@ -386,8 +417,8 @@ def _claims(view: ExperimentView) -> None:
     if not names:
         return
     if not view.done:
-        view.claims = [ClaimView(n, "NOT TESTED", evidence="no run stored for this configuration yet")
-                       for n in names]
+        view.claims = [ClaimView(n, "NOT TESTED", *_claim_statement(n, view.res),
+                                 evidence="no run stored for this configuration yet") for n in names]
         return
     try:
         for j in judge_all_cached(names, view.res):
@@ -395,7 +426,20 @@ def _claims(view: ExperimentView) -> None:
             view.claims.append(ClaimView(j.name, j.verdict, r.claim, r.test, r.evidence))
     except Exception as exc:
         view.claims_error = _error_text(exc)
-        view.claims = [ClaimView(n, "NOT TESTED", evidence="could not be judged (see above)") for n in names]
+        view.claims = [ClaimView(n, "NOT TESTED", *_claim_statement(n, view.res),
+                                 evidence="could not be judged (see above)") for n in names]
+
+
+def _claim_statement(name: str, res: ExperimentResults) -> tuple[str, str]:
+    """The statement of claim ``name`` and its test, in words, as its function says them on ``res`` without the
+    runs it needs (every claim states itself before it looks at runs; its verdict is not used): ('', '') when the
+    claim cannot say them without runs."""
+    try:
+        _, func = find_claim(name)
+        out = func(replace(res, sibling_loader=None))
+        return str(out.claim or ""), str(out.test or "")
+    except Exception:  # a claim that needs its runs to speak: shown by its name
+        return "", ""
 
 
 def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
@@ -420,7 +464,8 @@ def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
             continue
         shown = [d for d in read_layout(spec).datasets or [str(d.name) for d in exp.datasets]
                  if d not in table_res.left_out]
-        view.tables.append(_table_view(table_res, spec, site, exp_dir, shown))
+        view.tables.append(_table_view(table_res, spec, site, exp_dir, shown,
+                                       {str(d.name): d.cfg for d in exp.datasets}))
     study_readme = _readme_path(exp.study) if exp.study in STUDIES else None
     for spec in res.figures():
         view.figures.append(_figure_view(exp, res, spec, site, exp_dir, study_readme))
@@ -560,17 +605,42 @@ def _page(title: str, body: str, *, shrunk: Shrunk | None, footer: str) -> str:
 """
 
 
-def _html_table(df: pd.DataFrame, *, cls: str = "data", first_is_header: bool = True) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in df.columns)
+def _html_table(df: pd.DataFrame, *, cls: str = "data", first_is_header: bool = True,
+                headers: Mapping[str, str] | None = None, links: Mapping[str, str] | None = None) -> str:
+    """``df`` as a table in its own scroll box (its first column stays in view when it scrolls); ``headers``: the
+    words shown for some columns; ``links``: a first-column value -> the page its cell links to."""
+    headers = headers or {}
+    links = links or {}
+    head = "".join(f"<th>{esc(headers.get(str(c), c))}</th>" for c in df.columns)
     rows = []
     for values in df.itertuples(index=False):
         cells = []
         for i, v in enumerate(values):
             tag = "th" if i == 0 and first_is_header else "td"
-            cells.append(f"<{tag}>{esc(v)}</{tag}>")
+            text = esc(v)
+            if i == 0 and str(v) in links:
+                text = f'<a href="{esc(links[str(v)])}" title="the value of each run">{text}</a>'
+            cells.append(f"<{tag}>{text}</{tag}>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>'
+    return (f'<div class="scroll"><table class="{cls} sortable"><thead><tr>{head}</tr></thead><tbody>'
             + "".join(rows) + "</tbody></table></div>")
+
+
+def _permalink(anchor: str, what: str = "this") -> str:
+    """A visible '¶' linking to ``#anchor`` (to copy the address of a table, figure or claim)."""
+    return f' <a class="permalink" href="#{esc(anchor)}" title="link to {esc(what)}">¶</a>'
+
+
+_TOP = ' <a class="to-top" href="#top" title="back to the top of the page">↑ top</a>'
+
+
+def _downloads(paths: Mapping[str, str], csv: str, tex: str, extra: str = "") -> str:
+    """'Download: CSV · LaTeX' links to the files written beside a table."""
+    links = [f'<a href="{esc(paths[k])}" download>{label}</a>' for k, label in ((csv, "CSV"), (tex, "LaTeX"))
+             if k in paths]
+    if extra:
+        links.append(extra)
+    return f'<p class="downloads">Download: {" · ".join(links)}</p>' if links else ""
 
 
 def _cmd(text: str) -> str:
@@ -612,10 +682,11 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
     datasets = list(dict.fromkeys(c.dataset for c in comps))
     by_key = {(c.dataset, c.algorithm, c.metric): c for c in comps}
     head1 = "<th rowspan=\"2\">dataset</th>" + "".join(
-        f'<th colspan="3" class="group">{esc(labels[g])}</th>' for g in groups)
-    head2 = "".join("<th>published</th><th>reproduced</th><th>Δ</th>" for _ in groups)
+        f'<th colspan="3" class="group">{esc(st.words(labels[g]))} {st.arrow(g[1])}</th>' for g in groups)
+    head2 = "".join('<th>published</th><th>reproduced</th><th title="reproduced − published; z: in standard '
+                    'deviations">Δ (z)</th>' for _ in groups)
     body = []
-    notes: list[str] = []
+    notes: dict[str, list[str]] = {}  # distinct note text -> the cells it is about (numbered in this order)
     for d in datasets:
         cells = [f"<th>{esc(d)}</th>"]
         for g in groups:
@@ -625,27 +696,41 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
                 continue
             pub = esc(r.published_text)
             if r.note:
-                notes.append(f"{d}, {labels[g]}: {r.note}")
-                pub += f'<sup title="{esc(r.note)}">{len(notes)}</sup>'
-            z = "" if r.z != r.z else f"; |Δ| = {abs(r.z):.1f} std"
-            title = f"{r.meaning}{z}; {r.n} run(s)"
+                notes.setdefault(r.note, []).append(f"{d} {labels[g]}")
+                number = list(notes).index(r.note) + 1
+                pub += f'<sup class="fn" title="{esc(r.note)}">{number}</sup>'
+            z = "" if r.z != r.z else f' <span class="z">({r.z:+.1f})</span>'
+            title = f"{r.meaning}{'' if r.z != r.z else f'; Δ = {r.z:+.1f} std'}; {r.n} run(s)"
             cells.append(f'<td class="pub">{pub}</td><td class="ours">{esc(r.value_text)}</td>'
-                         f'<td class="mark m-{r.mark}" title="{esc(title)}">{esc(r.diff_text)} '
+                         f'<td class="mark m-{r.mark}" title="{esc(title)}">{esc(r.diff_text)}{z} '
                          f'<span class="sym" aria-label="{esc(r.meaning)}">{r.symbol}</span></td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    out = (f'<div class="scroll"><table class="data compare"><thead><tr>{head1}</tr><tr>{head2}</tr></thead>'
-           f'<tbody>{"".join(body)}</tbody></table></div>')
+    out = (f'<div class="scroll"><table class="data compare sortable"><thead><tr>{head1}</tr><tr>{head2}</tr>'
+           f'</thead><tbody>{"".join(body)}</tbody></table></div>')
     if notes:
-        out += '<ol class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ol>"
+        out += '<ol class="notes">' + "".join(
+            f"<li>{esc(text)} <span class=\"muted\">({esc(', '.join(where))})</span></li>"
+            for text, where in notes.items()) + "</ol>"
     a = view.agreement
-    out += (f'<p class="summary">{esc(a.text())}; Δ = reproduced − published; reproduced = mean ± std over '
-            f"{'the seeds' if res.seeds > 1 else 'the runs'}.</p>")
+    out += (f'<p class="summary">{esc(a.text())}. Δ = reproduced − published (positive: our value is higher), '
+            "z = Δ in standard deviations (blank where there is no spread to judge against); reproduced = mean ± "
+            f"std over {'the seeds' if res.seeds > 1 else 'the runs'}.</p>")
     return out
 
 
 def _legend() -> str:
     items = "".join(f'<li><span class="mark m-{k}"><span class="sym">{s}</span></span> {esc(m)}</li>'
                     for k, (s, m) in MARKS.items())
+    more = [(BEST, "best value of its row, in the metric's direction"),
+            (SIGNIFICANT, "significantly different from the learner the column is compared with (paired t-test "
+                          "over the splits; the table's note names it)"),
+            (st.UP, "higher is better"), (st.DOWN, "lower is better"),
+            ("optimistic", "hyperparameters chosen on the test set, as the study did: they overstate what the "
+                           "method would do on new data"),
+            ("Δ", "reproduced − published: positive when our value is higher (better for ↑, worse for ↓)"),
+            ("(z)", "Δ in standard deviations, beside Δ"),
+            ("¶", "a link to this table, figure or claim")]
+    items += "".join(f'<li><span class="sym-key">{esc(s)}</span> {esc(m)}</li>' for s, m in more)
     return f'<ul class="legend">{items}</ul>'
 
 
@@ -658,10 +743,20 @@ def _pairs_html(view: TableView) -> str:
     for summary, table in view.pairs:
         parts.append(f'<p class="pair-line">{esc(summary.line())}</p>')
         if len(table):
-            marks = ", ".join(f"{d} {o}{'*' if s else ''}" for d, o, s in
-                              zip(table["dataset"], table["outcome"], table["significant"], strict=True))
-            parts.append(f'<p class="pair-detail">{esc(marks)} <span class="muted">(W/T/L for {esc(summary.a)} on '
-                         f"the rounded means; * = paired t-test p &lt; {summary.alpha:g})</span></p>")
+            a, b = summary.a, summary.b
+            frame = pd.DataFrame({
+                "dataset": table["dataset"],
+                f"{a} mean": [fmt_number(v, view.layout.digits) for v in table["mean_a"]],
+                f"{b} mean": [fmt_number(v, view.layout.digits) for v in table["mean_b"]],
+                f"{a} − {b}": [fmt_number(v, view.layout.digits + 1, signed=True) for v in table["diff"]],
+                "p (paired t)": [fmt_p(v) for v in table["p"]],
+                f"outcome for {a}": [{"W": "win", "T": "tie", "L": "loss"}.get(o, o) + ("*" if s else "")
+                                     for o, s in zip(table["outcome"], table["significant"], strict=True)]})
+            parts.append(_html_table(frame, cls="data small pairs"))
+            arrow = st.arrow(summary.metric)
+            parts.append(f'<p class="muted pair-key">{esc(summary.metric)} {arrow}: win / tie / loss for {esc(a)} on '
+                         f"the means as shown, in the metric's direction; * = paired t-test p &lt; "
+                         f"{summary.alpha:g}.</p>")
     return "".join(parts)
 
 
@@ -687,16 +782,21 @@ def _friedman_html(view: TableView) -> str:
         lines = [f"N = {r.n_datasets} datasets, k = {r.n_algorithms} learners ({esc(comp.metric)}, {better} is "
                  f"better; each learner's mean over the seeds, ranked within each dataset, 1 = best).",
                  f"Friedman χ² = {r.chi2:.2f}, p = {fmt_p(r.p)}; Iman-Davenport F = {r.iman_davenport_f:.2f}, "
-                 f"p = {fmt_p(r.iman_davenport_p)}: {verdict} at α = {r.alpha:g}.",
-                 f"Critical difference (Nemenyi, α = {r.alpha:g}): CD = {r.cd:.2f}."]
-        pairs = r.different_pairs()
-        lines.append("Pairs the Nemenyi test tells apart: " + (", ".join(f"{a} better than {b}" for a, b in pairs)
-                                                             if pairs else "none") + ".")
+                 f"p = {fmt_p(r.iman_davenport_p)}: {verdict} at α = {r.alpha:g}."]
+        if fv.image:
+            lines.append(f"Critical difference (Nemenyi, α = {r.alpha:g}): CD = {r.cd:.2f}.")
+            pairs = r.different_pairs()
+            lines.append("Pairs the Nemenyi test tells apart: " + (", ".join(f"{a} better than {b}"
+                                                                         for a, b in pairs) if pairs else "none")
+                         + ".")
         if r.dropped:
             lines.append(f"Left out (a learner has no value there): {', '.join(r.dropped)}.")
         if r.caution():
             lines.append(f"Caution: {r.caution()}.")
-        ranks = pd.DataFrame({"learner": list(r.ranks.index), "average rank": [f"{v:.2f}" for v in r.ranks]})
+        if not fv.image and fv.reason:
+            lines.append(f'<span class="no-cd">{esc(fv.reason[:1].upper() + fv.reason[1:])}.</span>')
+        ranks = pd.DataFrame({"learner": list(r.ranks.index), "average rank (1 = best)":
+                              [f"{v:.2f}" for v in r.ranks]})
         img = (f'<figure class="cd"><img src="{esc(fv.image)}" alt="critical-difference diagram of '
                f'{esc(comp.metric)} in {esc(view.name)}"><figcaption>Critical-difference diagram: learners joined '
                "by a thick line are not told apart by the Nemenyi test.</figcaption></figure>") if fv.image else ""
@@ -710,24 +810,37 @@ def _table_html(ev: ExperimentView, view: TableView) -> str:
     cmds = f"{ev.commands.run} && {ev.commands.tables}"
     if view.layout.published or view.layout.pairs:
         cmds += f" && {ev.commands.compare}"
-    out = [f'<section class="table" id="{esc(anchor)}"><h3>{esc(view.title)}</h3>']
-    # an experiment that never ran says once, above its tables, how to run it; its tables show the published values
-    if ev.has_plan:
-        out.append(f'<p class="rerun">Rerun this table:</p>{_cmd(cmds)}')
-        if view.left_out:
-            out.append(f'<p class="warn">{esc(view.left_out)}.</p>')
-        if view.reproduced is not None:
-            out.append(_html_table(view.reproduced))
-        elif view.reproduced_error:
-            out.append(f'<p class="error">This table cannot be built from the stored runs: '
-                       f"{esc(view.reproduced_error)}</p>")
-        else:
-            out.append('<p class="placeholder">None of the runs of this configuration is done yet.</p>')
+    out = [f'<section class="table" id="{esc(anchor)}"><h3>{esc(view.title)}{_permalink(anchor, "this table")}'
+           f"{_TOP}</h3>"]
+    if view.left_out:
+        out.append(f'<p class="warn">{esc(view.left_out)}.</p>')
+    if view.reproduced is not None:
+        if view.note:
+            out.append(f'<p class="table-note">{esc(view.note[:1].upper() + view.note[1:])}.</p>')
+        runs = (f'<a href="{esc(view.runs_page)}">the value of each run</a>' if view.runs_page else "")
+        out.append(_downloads(view.downloads, "csv", "tex", runs))
+        links = ({d: f"{view.runs_page}#{_slug(d)}" for d in view.reproduced["dataset"]} if view.runs_page
+                 else None)
+        out.append(_html_table(view.reproduced, headers=view.headers, links=links))
+        if view.facts is not None and len(view.facts):
+            out.append('<details class="facts"><summary>Its datasets: rows, features, classes, split sizes'
+                       "</summary>" + _html_table(view.facts, cls="data small")
+                       + '<p class="muted">Rows and features as the runs recorded them when they loaded the data '
+                       "(else the dataset's config); train and test sizes as each run recorded them (a range when "
+                       "they differ between runs), else the study's split sizes in the dataset's config; classes "
+                       "from the dataset's task.</p></details>")
+    elif view.reproduced_error:
+        out.append(f'<p class="error">This table cannot be built from the stored runs: '
+                   f"{esc(view.reproduced_error)}</p>")
+    else:
+        out.append('<p class="placeholder">None of the runs of this configuration is done yet.</p>')
+    out.append(f'<details class="rerun"><summary>Rerun this table</summary>{_cmd(cmds)}</details>')
     if view.layout.published:
         out.append(f"<h4>Published vs reproduced (<code>{esc(view.layout.published)}</code>)</h4>")
         if view.comparison_error:
             out.append(f'<p class="error">The published table cannot be read: {esc(view.comparison_error)}</p>')
         else:
+            out.append(_downloads(view.downloads, "compare_csv", "compare_tex"))
             out.append(_comparison_html(view, ev.res))
     out.append(_pairs_html(view))
     out.append(_friedman_html(view))
@@ -757,7 +870,8 @@ def _figure_html(ev: ExperimentView, fv: FigureView) -> str:
 def _claims_html(ev: ExperimentView) -> str:
     if not ev.claims:
         return ""
-    out = ["<h3>Claims</h3>"]
+    anchor = f"{_slug(ev.name)}--claims"
+    out = [f'<h3 id="{esc(anchor)}">Claims{_permalink(anchor, "these claims")}{_TOP}</h3>']
     if ev.claims_error:
         out.append(f'<p class="error">The claims could not be judged: {esc(ev.claims_error)}</p>')
     out.append('<ul class="claims">')
@@ -765,8 +879,9 @@ def _claims_html(ev: ExperimentView) -> str:
         body = f'<p class="claim-text">{esc(c.claim)}</p>' if c.claim else ""
         body += f'<p><span class="label">Test:</span> {esc(c.test)}</p>' if c.test else ""
         body += f'<p><span class="label">Evidence:</span> {esc(c.evidence)}</p>' if c.evidence else ""
-        out.append(f'<li id="claim-{esc(_slug(ev.name))}-{esc(_slug(c.name))}">{_verdict_badge(c.verdict)} '
-                   f"<code>{esc(c.name)}</code>{body}</li>")
+        cid = f"claim-{_slug(ev.name)}-{_slug(c.name)}"
+        out.append(f'<li id="{esc(cid)}">{_verdict_badge(c.verdict)} '
+                   f"<code>{esc(c.name)}</code>{_permalink(cid, 'this claim')}{body}</li>")
     out.append("</ul>")
     return "".join(out)
 
@@ -793,20 +908,14 @@ def _experiment_provenance(ev: ExperimentView) -> str:
 
 def _experiment_html(ev: ExperimentView) -> str:
     counts = ev.res.counts or {}
+    anchor = _slug(ev.name)
+    head = (f'<h2>Experiment <code>{esc(ev.name)}</code>{_permalink(anchor, "this experiment")}{_TOP}</h2>'
+            f'<p class="description">{esc(ev.exp.description or "")}</p>')
+    if not ev.has_plan:  # never ran: one short box, its command and what it would fill, not empty tables
+        return f'<section class="experiment not-run" id="{esc(anchor)}">{head}{_not_run_box(ev)}</section>'
     status = (f"{_runs_text(counts)} of {counts.get('planned', 0)} planned runs; last finished "
-              f"{prov.fmt_time(ev.runs.last)}" if ev.has_plan else
-              "no run stored for this configuration yet")
-    out = [f'<section class="experiment" id="{esc(_slug(ev.name))}">',
-           f"<h2>Experiment <code>{esc(ev.name)}</code></h2>",
-           f'<p class="description">{esc(ev.exp.description or "")}</p>',
-           f'<p class="status">{esc(status)}.</p>']
-    if not ev.has_plan:
-        other = ("" if not ev.other_plans else
-                 "<p>The store has runs of it under other configurations; give the report the overrides they "
-                 "were run with to see them: " + "; ".join(f"<code>{esc(p)}</code>" for p in ev.other_plans)
-                 + ".</p>")
-        out.append(f'<div class="placeholder"><p>Nothing to show until it runs:</p>{_cmd(ev.commands.run)}'
-                   f"{other}</div>")
+              f"{prov.fmt_time(ev.runs.last)}")
+    out = [f'<section class="experiment" id="{esc(anchor)}">', head, f'<p class="status">{esc(status)}.</p>']
     if counts.get("failed"):
         out.append(f'<p class="warn">{counts["failed"]} run(s) failed; their errors: '
                    f"<code>{esc(shlex.join(['forestlab', 'status', ev.name, *ev.overrides, '--failed']))}"
@@ -819,6 +928,26 @@ def _experiment_html(ev: ExperimentView) -> str:
     out.append(_experiment_provenance(ev))
     out.append("</section>")
     return "".join(out)
+
+
+def _not_run_box(ev: ExperimentView) -> str:
+    """The section of an experiment with no run stored for this configuration: what it would fill (its tables and
+    figures by title, its claims by statement) and the command that runs it, in one box."""
+    fills = [t.title for t in ev.tables] + [f.spec.title or f.spec.name for f in ev.figures]
+    what = ("<p>It fills " + "; ".join(esc(t) for t in fills) + ".</p>") if fills else ""
+    claims = ""
+    if ev.claims:
+        items = []
+        for c in ev.claims:
+            cid = f"claim-{_slug(ev.name)}-{_slug(c.name)}"
+            items.append(f'<li id="{esc(cid)}">{_verdict_badge(c.verdict)} <code>{esc(c.name)}</code>'
+                         f"{_permalink(cid, 'this claim')}" + (f": {esc(c.claim)}" if c.claim else "") + "</li>")
+        claims = f'<p>Claims it tests (not tested until it runs):</p><ul class="claims-brief">{"".join(items)}</ul>'
+    other = ("" if not ev.other_plans else
+             "<p>The store has runs of it under other configurations; give the report the overrides they "
+             "were run with to see them: " + "; ".join(f"<code>{esc(p)}</code>" for p in ev.other_plans) + ".</p>")
+    return (f'<div class="placeholder not-run-box"><p><strong>Not run yet</strong>: no run stored for this '
+            f"configuration. Run it with:</p>{_cmd(ev.commands.run)}{what}{claims}{other}</div>")
 
 
 def _broken_html(b: ExperimentPart, overrides: Sequence[str] = ()) -> str:
@@ -858,6 +987,10 @@ def _study_summary(study: StudyView) -> str:
 
 
 def _toc_entry(ev: ExperimentView) -> str:
+    if not ev.has_plan:
+        titles = " | ".join([t.title for t in ev.tables] + [f.spec.title or f.spec.name for f in ev.figures])
+        return (f'<li data-order="{esc(titles)}"><a href="#{esc(_slug(ev.name))}"><code>{esc(ev.name)}</code></a>'
+                ' <span class="muted">(not run yet)</span></li>')
     items = "".join(f'<li><a href="#{esc(_slug(ev.name))}--{esc(_slug(t.name))}">{esc(t.title)}</a></li>'
                     for t in ev.tables)
     items += "".join(f'<li><a href="#{esc(_slug(ev.name))}--fig-{esc(_slug(f.spec.name))}">'
@@ -866,16 +999,37 @@ def _toc_entry(ev: ExperimentView) -> str:
             + (f"<ul>{items}</ul>" if items else "") + "</li>")
 
 
+def _study_order(parts: Sequence[ExperimentPart]) -> list[ExperimentPart]:
+    """The study's experiments in the study's own order: by the first 'Table 7.1' / 'Fig. 4.2' that the titles of
+    their tables and figures name, in their declared order (their contents entry holds the titles), then by name;
+    not alphabetically by experiment name, which put Table 7.3 before 7.2."""
+    def key(p: ExperimentPart) -> tuple[Any, ...]:
+        order = re.search(r'data-order="([^"]*)"', p.toc)  # a section not run lists its titles there
+        text = html.unescape(order.group(1) if order else re.sub(r"<[^>]+>", " | ", p.toc))
+        titles = [t for t in text.split(" | ") if t.strip()]
+        numbered = [st.natural_key(t) for t in titles if st.natural_key(t)[0] == 0]
+        return (numbered[0] if numbered else st.natural_key(p.name), p.name)  # its first numbered title
+
+    return sorted(parts, key=key)
+
+
+def _study_plot_html(study: StudyView) -> str:
+    """HOOK (the published-vs-reproduced plot of the study's primary cells, drawn by the figures' side): its HTML
+    goes here, at the top of the study page under the summary. Nothing yet."""
+    return ""
+
+
 def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides: Sequence[str] = ()) -> str:
+    experiments = _study_order(study.experiments)
     toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> '
            f"({'cannot be resolved' if b.built else 'could not be built'})</li>" for b in study.broken]
-    toc += [ev.toc for ev in study.experiments]
+    toc += [ev.toc for ev in experiments]
     choices = readme.choices(study.readme) if study.readme else []
     if study.readme:
         toc.append('<li><a href="#protocol-choices">Protocol choices and ambiguities</a></li>')
-    heading = (f"<h1>{esc(study.title)}</h1>" if study.key == OTHER else
-               f"<h1><code>{esc(study.key)}</code>: {esc(study.title)}</h1>")
-    body = [heading, _study_summary(study)]
+    heading = (f'<h1 id="top">{esc(study.title)}</h1>' if study.key == OTHER else
+               f'<h1 id="top"><code>{esc(study.key)}</code>: {esc(study.title)}</h1>')
+    body = [heading, _study_summary(study), _study_plot_html(study)]
     if not study.experiments and not study.broken:
         body.append('<div class="placeholder"><p>No experiment of this study is registered yet: an experiment '
                     f"config in <code>conf/experiment/</code> with <code>study: {esc(study.key)}</code> appears "
@@ -883,16 +1037,19 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
     if toc:
         body.append(f'<nav class="toc"><h2>Contents</h2><ul>{"".join(toc)}</ul></nav>')
     if study.experiments:
-        body.append(f'<details class="legend-box" open><summary>How to read the marks</summary>{_legend()}'
+        body.append(f'<details class="legend-box" open><summary>How to read the tables and marks</summary>{_legend()}'
                     "<p>Reproduced = mean ± std over our seeds (or folds). A published number is a single split's "
                     "in most studies, so it should fall within 2 std of our mean about 95% of the time when the "
-                    "protocol is the same.</p></details>")
+                    "protocol is the same. Click a column header to sort a table (numbers by value, ± parts and "
+                    "marks ignored); a dataset's name in a reproduced table opens the value of each of its runs; "
+                    "CSV and LaTeX files of each table sit beside it.</p></details>")
     for b in study.broken:
         body.append(_broken_html(b, overrides))
-    for ev in study.experiments:
+    for ev in experiments:
         body.append(ev.html)
     if study.readme:
-        body.append('<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2>'
+        body.append('<section id="protocol-choices"><h2>Protocol choices and ambiguities'
+                    f'{_permalink("protocol-choices", "this section")}{_TOP}</h2>'
                     f'<p class="muted">From <code>experiments/{esc(study.key)}/README.md</code>.</p>')
         if choices:
             for sec in choices:
@@ -904,6 +1061,8 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
     elif study.key != OTHER:
         body.append(f'<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2><p class="placeholder">'
                     f"No <code>experiments/{esc(study.key)}/README.md</code> yet.</p></section>")
+    body.append('<p class="to-top-end"><a href="#top">↑ back to the top</a></p>'
+                '<script src="assets/sort.js"></script>')  # progressive: the page reads the same without it
     return _page(f"{study.key}: {study.title}", "".join(body), shrunk=shrunk, footer=footer)
 
 
