@@ -32,7 +32,8 @@ from typing import Any, ClassVar
 from forestlab._values import is_int, is_number
 from forestlab.errors import ConfigError
 
-__all__ = ["ALGORITHM", "ALGORITHMS", "CELL_ROLES", "DATASETS", "SECTIONS", "Bool", "CellSpec", "ChoiceSpec", "Context", "Field",
+__all__ = ["ALGORITHM", "ALGORITHMS", "CELL_ROLES", "DATASETS", "SECTIONS", "Bool", "CellSpec", "ChoiceSpec",
+           "Context", "Field",
            "FigureKind", "FigureSpec", "Int", "Known", "ListOf", "MappingOf", "Real", "Record", "Registered",
            "Reports", "Shrunk", "TableSpec", "Text", "add_kind_loader", "build_reports", "check_mapping",
            "check_section", "check_sections", "closest", "declared_keys", "figure_kinds", "make_cell", "make_choice",

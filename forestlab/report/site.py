@@ -2,26 +2,26 @@
 experiments' configs.
 
 The index has one line per registered study (and one for the experiments without a study, when any has runs): how
-many published cells our runs reproduce within 2 std, how many claims hold, do not hold or are inconclusive, the
-runs done and failed and when they last ran. Each study's page has, per experiment and table, the reproduced
-values (headers in words with the metric's direction, CSV and LaTeX files beside them, each dataset's rows,
-features, classes and split sizes, and a page of each run's values behind each row: :mod:`forestlab.report.
-site_tables`), the published ones beside them with the difference, its standardised size and a mark of agreement
-per cell (each distinct footnote once), the head-to-head tests as a small table, and for a table comparing several
-learners on several datasets the Friedman test with the average ranks, and a critical-difference diagram from
-:data:`~forestlab.report.critical_difference.MIN_DATASETS_DIAGRAM` datasets on (Demšar 2006); each figure beside the
-README's description of it; each claim with its statement, test, verdict and evidence; the protocol choices and
-ambiguities from the study's README; and provenance: what produced the page and the command that reruns each table.
-Experiments come in the study's order (Table 7.1, 7.2, ...), every table, figure and claim has a visible permalink,
-and an experiment that never ran is one short box with its command.
+many of the published result cells our runs reproduce (within 2 standard errors), how many distinct claims hold, do
+not hold or are inconclusive, the runs done and planned, and the compute they took. Each study's page has, per
+experiment and table, the reproduced values (headers in words with the metric's direction, CSV and LaTeX files
+beside them, each dataset's rows, features, classes and split sizes, and a page of each run's values behind each
+row: :mod:`forestlab.report.site_tables`), the published ones beside them with the difference, its standardised size
+and a mark of agreement per cell (each distinct footnote once), the head-to-head tests as a small table, and for a
+table comparing several learners on several datasets the Friedman test with the average ranks, and a
+critical-difference diagram from :data:`~forestlab.report.critical_difference.MIN_DATASETS_DIAGRAM` datasets on
+(Demšar 2006); each figure beside the README's description of it; each claim with its statement, test, verdict and
+evidence; the protocol choices and ambiguities from the study's README; and provenance: what produced the page and
+the command that reruns each table. Experiments come in the study's order (Table 7.1, 7.2, ...), every table, figure
+and claim has a visible permalink, and an experiment that never ran is one short box with its command.
 
 The report only reads: runs, their values and arrays from the store, the figures ``forestlab figures`` drew, the
 published tables and the READMEs. It never plans, loads a dataset or refits, and it names no study: whatever study
 the registry and ``conf/experiment/`` hold is covered. The site fetches nothing: its stylesheet and its one script
 (``sort.js``: click a column header to sort a table; progressive enhancement, the pages read the same without it)
-ship with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system
-or behind any static web server. Nothing missing breaks it: an experiment without runs, a published value the
-source does not print, a figure not drawn yet each get a placeholder saying what to run.
+ship with the package (``forestlab/report/assets/``) and every link is relative, so it opens from the file system or
+behind any static web server. Nothing missing breaks it: an experiment without runs, a published value the source
+does not print, a figure not drawn yet each get a placeholder saying what to run.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from forestlab.report import site_tables as st
 from forestlab.report.model import (
     BEST,
     MARKS,
+    METHODS,
     SIGNIFICANT,
     VERDICTS,
     Agreement,
@@ -1038,10 +1039,14 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
         body.append(f'<nav class="toc"><h2>Contents</h2><ul>{"".join(toc)}</ul></nav>')
     if study.experiments:
         body.append(f'<details class="legend-box" open><summary>How to read the tables and marks</summary>{_legend()}'
-                    "<p>Reproduced = mean ± std over our seeds (or folds). A published number is a single split's "
-                    "in most studies, so it should fall within 2 std of our mean about 95% of the time when the "
-                    "protocol is the same. Click a column header to sort a table (numbers by value, ± parts and "
-                    "marks ignored); a dataset's name in a reproduced table opens the value of each of its runs; "
+                    "<p>Reproduced = mean ± std over our seeds (or folds). A published cell agrees (✓) when the "
+                    "difference is within 2 standard errors (|z| ≤ 2, about 95% of the time when the protocols "
+                    "agree); z is computed from what the study prints:</p><ul class=\"legend\">"
+                    + "".join(f"<li><strong>{esc(m)}</strong>: {esc(t)}</li>" for m, t in METHODS.items())
+                    + "</ul><p>Only the cells the study reports as results are scored; hyperparameters and "
+                    "diagnostics (tree depths, a chosen C or μ) are compared but not counted. Click a column "
+                    "header to sort a table (numbers by value, ± parts and marks ignored); a dataset's name in a "
+                    "reproduced table opens the value of each of its runs; "
                     "CSV and LaTeX files of each table sit beside it.</p></details>")
     for b in study.broken:
         body.append(_broken_html(b, overrides))
@@ -1093,8 +1098,9 @@ def _index_page(studies: list[StudyView], footer: str, shrunk: Shrunk | None, se
              "when its difference from our mean is within 2 standard errors of the difference (|z| ≤ 2): a "
              "published mean ± std over n runs against ours as two samples, a published rejection rate over n "
              "runs as two proportions, a published single split against the spread of our splits. Each claim is "
-             "counted once, however many experiments judge it. A claim HOLDS or DOES NOT HOLD when at least 80% of 200 bootstrap resamples of the "
-             "seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it needs are missing or too few for its "
+             "counted once, however many experiments judge it. A claim HOLDS or DOES NOT HOLD when at least 80% "
+             "of 200 bootstrap resamples of the seeds agree, INCONCLUSIVE otherwise, NOT TESTED when the runs it "
+             "needs are missing or too few for its "
              f"test to go either way{_unjudged_runs(shrunk)}.</p>")
     body = f"<h1>Reproduction report</h1>{intro}{table}<p class=\"muted\">{seconds_hint}</p>"
     return _page("forestlab reproduction report", body, shrunk=shrunk, footer=footer)
