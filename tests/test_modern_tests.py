@@ -148,6 +148,29 @@ def test_mmdagg_statistics_are_the_unbiased_mmd_of_each_kernel():
     assert test.weights_.sum() == pytest.approx(1.0) and test.diagnostics_["n_kernels"] == 6
 
 
+def test_block_products_give_the_full_products_statistics():
+    """The blocks on and below the diagonal (half the work) give every relabelling's MMD² of the full product."""
+    from scipy.spatial.distance import cdist
+
+    from forestlab.learners._modern_tests import _mmd2_u_kernels
+    from forestlab.learners._two_sample import _mmd2_u_columns
+
+    rng = np.random.default_rng(0)
+    Z, m = rng.normal(size=(300, 3)), 130
+    labels = np.zeros((300, 41))
+    labels[:m, 0] = 1.0
+    for c in range(1, 41):
+        labels[rng.permutation(300)[:m], c] = 1.0
+    for metric, squared in (("cityblock", False), ("euclidean", True)):
+        lams = np.array([0.5, 2.0, 8.0])
+        got = _mmd2_u_kernels(Z, m, labels, metric, squared, lams)
+        D = cdist(Z, Z, metric) ** (2 if squared else 1)
+        for k, lam in enumerate(lams):
+            K = np.exp(-D / lam ** (2 if squared else 1))
+            want = _mmd2_u_columns(K, K.sum(axis=1), float(K.sum()), labels, m, 300 - m)
+            np.testing.assert_allclose(got[k], want, rtol=1e-9, atol=1e-13)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Level, power, determinism
 # ---------------------------------------------------------------------------------------------------------------
