@@ -111,6 +111,27 @@ def test_classifier_options_and_bad_parameters():
             bad.test(X_a, X_b)
 
 
+def test_classifier_tests_share_one_fit_per_sample_and_seed():
+    """c2st then c2st_wilcoxon on one sample with one integer random_state: one forest, the same as a fresh fit."""
+    from forestlab.learners import _modern_tests
+
+    X_a, X_b = shifted_samples(8, 60, 50, shift=0.5)
+    _modern_tests._SHARED_FITS.clear()
+    c2st, wmw = C2STTest(classifier_params=SMALL_FOREST, random_state=3), ClassifierWilcoxonTest(
+        classifier_params=SMALL_FOREST, random_state=3, method="permutation", n_permutations=200)
+    c2st.test(X_a, X_b)
+    shared = wmw.test(X_a, X_b)
+    assert wmw.classifier_ is c2st.classifier_ and len(_modern_tests._SHARED_FITS) == 1
+    _modern_tests._SHARED_FITS.clear()
+    fresh = ClassifierWilcoxonTest(classifier_params=SMALL_FOREST, random_state=3, method="permutation",
+                                   n_permutations=200)
+    assert fresh.test(X_a, X_b) == shared and fresh.auc_ == wmw.auc_  # same split, forest and relabellings
+    # another sample, parameter or seed: another fit
+    C2STTest(classifier_params={"n_estimators": 11}, random_state=3).test(X_a, X_b)
+    C2STTest(classifier_params=SMALL_FOREST, random_state=3).test(X_a[1:], X_b)
+    assert len(_modern_tests._SHARED_FITS) == _modern_tests._SHARED_FITS_SIZE
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # MMDAgg's pieces
 # ---------------------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ beside the p-value.
 from __future__ import annotations
 
 import numbers
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -46,6 +47,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from forestlab.learners._base import IntNotBool, TestResult
+from forestlab.learners._cache import fingerprint
 from forestlab.learners._two_sample import _check_samples, _relabellings, rank_sum_test
 
 __all__ = ["C2STTest", "CLASSIFIERS", "ClassifierWilcoxonTest", "MMDAggTest", "held_out_accuracy_test",
@@ -116,9 +118,21 @@ class _ClassifierSplitTest(BaseEstimator):
     def _held_out_scores(self, X_a: Any, X_b: Any) -> tuple[np.ndarray, np.ndarray, np.random.RandomState]:
         """The classifier's probability of "a" on the held-out points of a and of b, and the generator (for what
         the test draws next). The draws (split of a, split of b, classifier seed) are those of
-        TreeRankWilcoxonTest, so both classifier tests with one random_state fit the same classifier."""
+        TreeRankWilcoxonTest, so both classifier tests with one random_state fit the same classifier: with an
+        integer ``random_state`` the fit is looked up in :data:`_SHARED_FITS` first (see there)."""
         self._validate_params()
         A, B = _check_samples(X_a, X_b)
+        key = None
+        if isinstance(self.random_state, numbers.Integral):
+            key = (self.classifier, repr(sorted((self.classifier_params or {}).items())), float(self.train_fraction),
+                   int(self.random_state), fingerprint(A), fingerprint(B))
+            shared = _SHARED_FITS.get(key)
+            if shared is not None:
+                _SHARED_FITS.move_to_end(key)
+                clf, proba, n1, n2, state = shared
+                rng = np.random.RandomState()
+                rng.set_state(state)
+                return self._keep(clf, proba, n1, n2) + (rng,)
         rng = check_random_state(self.random_state)
         learn_a, test_a = self._split(len(A), rng)
         learn_b, test_b = self._split(len(B), rng)
@@ -128,12 +142,31 @@ class _ClassifierSplitTest(BaseEstimator):
         y_learn = np.concatenate([np.ones(len(learn_a), dtype=int), np.zeros(len(learn_b), dtype=int)])
         clf.fit(X_learn, y_learn)
         proba = clf.predict_proba(np.vstack([A[test_a], B[test_b]]))[:, list(clf.classes_).index(1)]
+        if key is not None:
+            _SHARED_FITS[key] = (clf, proba, len(test_a), len(test_b), rng.get_state())
+            while len(_SHARED_FITS) > _SHARED_FITS_SIZE:
+                _SHARED_FITS.popitem(last=False)
+        return self._keep(clf, proba, len(test_a), len(test_b)) + (rng,)
+
+    def _keep(self, clf: Any, proba: np.ndarray, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
         self.classifier_ = clf
-        n1 = len(test_a)
-        self.n_test_ = (n1, len(test_b))
-        self.auc_ = float(roc_auc_score(np.r_[np.ones(n1), np.zeros(len(test_b))], proba))
+        self.n_test_ = (n1, n2)
+        self.auc_ = float(roc_auc_score(np.r_[np.ones(n1), np.zeros(n2)], proba))
         self.held_out_scores_ = (proba[:n1], proba[n1:])
-        return proba[:n1], proba[n1:], rng
+        return proba[:n1], proba[n1:]
+
+
+#: The classifier fits of the classifier tests, shared between C2STTest and ClassifierWilcoxonTest: (classifier,
+#: its parameters, train_fraction, the integer random_state, content hashes of both samples) -> (fitted classifier,
+#: held-out probabilities, held-out sizes, the generator's state after the split and the classifier's seed). Both
+#: tests draw the same split and seed from one random_state, so the second finds the first's fit instead of growing
+#: the same forest again: c2st and c2st_wilcoxon share a seed_tag in conf/algorithm/, hence one random_state per
+#: sample, and the runner runs the specs of a seed_tag on one sample in one job, one after the other (as RF, SORF and
+#: MinCq share a forest through forestlab/learners/_cache.py; the runner hands no fit cache to two-sample tests, so
+#: this one lives here). A hit gives exactly what a fresh fit gives (same draws, same seed); only the last few fits
+#: are kept. Treat a shared classifier as read-only.
+_SHARED_FITS: OrderedDict[tuple[Any, ...], tuple[Any, np.ndarray, int, int, Any]] = OrderedDict()
+_SHARED_FITS_SIZE = 2
 
 
 def held_out_accuracy_test(pred_a: Any, pred_b: Any, null_distribution: str = "exact") -> TestResult:
