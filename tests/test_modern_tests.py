@@ -111,6 +111,27 @@ def test_classifier_options_and_bad_parameters():
             bad.test(X_a, X_b)
 
 
+def test_classifier_tests_share_one_fit_per_sample_and_seed():
+    """c2st then c2st_wilcoxon on one sample with one integer random_state: one forest, the same as a fresh fit."""
+    from forestlab.learners import _modern_tests
+
+    X_a, X_b = shifted_samples(8, 60, 50, shift=0.5)
+    _modern_tests._SHARED_FITS.clear()
+    c2st, wmw = C2STTest(classifier_params=SMALL_FOREST, random_state=3), ClassifierWilcoxonTest(
+        classifier_params=SMALL_FOREST, random_state=3, method="permutation", n_permutations=200)
+    c2st.test(X_a, X_b)
+    shared = wmw.test(X_a, X_b)
+    assert wmw.classifier_ is c2st.classifier_ and len(_modern_tests._SHARED_FITS) == 1
+    _modern_tests._SHARED_FITS.clear()
+    fresh = ClassifierWilcoxonTest(classifier_params=SMALL_FOREST, random_state=3, method="permutation",
+                                   n_permutations=200)
+    assert fresh.test(X_a, X_b) == shared and fresh.auc_ == wmw.auc_  # same split, forest and relabellings
+    # another sample, parameter or seed: another fit
+    C2STTest(classifier_params={"n_estimators": 11}, random_state=3).test(X_a, X_b)
+    C2STTest(classifier_params=SMALL_FOREST, random_state=3).test(X_a[1:], X_b)
+    assert len(_modern_tests._SHARED_FITS) == _modern_tests._SHARED_FITS_SIZE
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # MMDAgg's pieces
 # ---------------------------------------------------------------------------------------------------------------
@@ -146,6 +167,29 @@ def test_mmdagg_statistics_are_the_unbiased_mmd_of_each_kernel():
     assert result.statistic == pytest.approx(np.min(test.single_p_values_ / test.weights_))
     assert result.p_value == pytest.approx((1 + np.count_nonzero(test.null_statistics_ <= result.statistic)) / 51)
     assert test.weights_.sum() == pytest.approx(1.0) and test.diagnostics_["n_kernels"] == 6
+
+
+def test_block_products_give_the_full_products_statistics():
+    """The blocks on and below the diagonal (half the work) give every relabelling's MMD² of the full product."""
+    from scipy.spatial.distance import cdist
+
+    from forestlab.learners._modern_tests import _mmd2_u_kernels
+    from forestlab.learners._two_sample import _mmd2_u_columns
+
+    rng = np.random.default_rng(0)
+    Z, m = rng.normal(size=(300, 3)), 130
+    labels = np.zeros((300, 41))
+    labels[:m, 0] = 1.0
+    for c in range(1, 41):
+        labels[rng.permutation(300)[:m], c] = 1.0
+    for metric, squared in (("cityblock", False), ("euclidean", True)):
+        lams = np.array([0.5, 2.0, 8.0])
+        got = _mmd2_u_kernels(Z, m, labels, metric, squared, lams)
+        D = cdist(Z, Z, metric) ** (2 if squared else 1)
+        for k, lam in enumerate(lams):
+            K = np.exp(-D / lam ** (2 if squared else 1))
+            want = _mmd2_u_columns(K, K.sum(axis=1), float(K.sum()), labels, m, 300 - m)
+            np.testing.assert_allclose(got[k], want, rtol=1e-9, atol=1e-13)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ beside the p-value.
 from __future__ import annotations
 
 import numbers
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -46,7 +47,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from forestlab.learners._base import IntNotBool, TestResult
-from forestlab.learners._two_sample import _check_samples, _mmd2_u_columns, _relabellings, rank_sum_test
+from forestlab.learners._cache import fingerprint
+from forestlab.learners._two_sample import _check_samples, _relabellings, rank_sum_test
 
 __all__ = ["C2STTest", "CLASSIFIERS", "ClassifierWilcoxonTest", "MMDAggTest", "held_out_accuracy_test",
            "mmdagg_bandwidths", "mmdagg_weights"]
@@ -116,9 +118,21 @@ class _ClassifierSplitTest(BaseEstimator):
     def _held_out_scores(self, X_a: Any, X_b: Any) -> tuple[np.ndarray, np.ndarray, np.random.RandomState]:
         """The classifier's probability of "a" on the held-out points of a and of b, and the generator (for what
         the test draws next). The draws (split of a, split of b, classifier seed) are those of
-        TreeRankWilcoxonTest, so both classifier tests with one random_state fit the same classifier."""
+        TreeRankWilcoxonTest, so both classifier tests with one random_state fit the same classifier: with an
+        integer ``random_state`` the fit is looked up in :data:`_SHARED_FITS` first (see there)."""
         self._validate_params()
         A, B = _check_samples(X_a, X_b)
+        key = None
+        if isinstance(self.random_state, numbers.Integral):
+            key = (self.classifier, repr(sorted((self.classifier_params or {}).items())), float(self.train_fraction),
+                   int(self.random_state), fingerprint(A), fingerprint(B))
+            shared = _SHARED_FITS.get(key)
+            if shared is not None:
+                _SHARED_FITS.move_to_end(key)
+                clf, proba, n1, n2, state = shared
+                rng = np.random.RandomState()
+                rng.set_state(state)
+                return self._keep(clf, proba, n1, n2) + (rng,)
         rng = check_random_state(self.random_state)
         learn_a, test_a = self._split(len(A), rng)
         learn_b, test_b = self._split(len(B), rng)
@@ -128,12 +142,31 @@ class _ClassifierSplitTest(BaseEstimator):
         y_learn = np.concatenate([np.ones(len(learn_a), dtype=int), np.zeros(len(learn_b), dtype=int)])
         clf.fit(X_learn, y_learn)
         proba = clf.predict_proba(np.vstack([A[test_a], B[test_b]]))[:, list(clf.classes_).index(1)]
+        if key is not None:
+            _SHARED_FITS[key] = (clf, proba, len(test_a), len(test_b), rng.get_state())
+            while len(_SHARED_FITS) > _SHARED_FITS_SIZE:
+                _SHARED_FITS.popitem(last=False)
+        return self._keep(clf, proba, len(test_a), len(test_b)) + (rng,)
+
+    def _keep(self, clf: Any, proba: np.ndarray, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
         self.classifier_ = clf
-        n1 = len(test_a)
-        self.n_test_ = (n1, len(test_b))
-        self.auc_ = float(roc_auc_score(np.r_[np.ones(n1), np.zeros(len(test_b))], proba))
+        self.n_test_ = (n1, n2)
+        self.auc_ = float(roc_auc_score(np.r_[np.ones(n1), np.zeros(n2)], proba))
         self.held_out_scores_ = (proba[:n1], proba[n1:])
-        return proba[:n1], proba[n1:], rng
+        return proba[:n1], proba[n1:]
+
+
+#: The classifier fits of the classifier tests, shared between C2STTest and ClassifierWilcoxonTest: (classifier,
+#: its parameters, train_fraction, the integer random_state, content hashes of both samples) -> (fitted classifier,
+#: held-out probabilities, held-out sizes, the generator's state after the split and the classifier's seed). Both
+#: tests draw the same split and seed from one random_state, so the second finds the first's fit instead of growing
+#: the same forest again: c2st and c2st_wilcoxon share a seed_tag in conf/algorithm/, hence one random_state per
+#: sample, and the runner runs the specs of a seed_tag on one sample in one job, one after the other (as RF, SORF and
+#: MinCq share a forest through forestlab/learners/_cache.py; the runner hands no fit cache to two-sample tests, so
+#: this one lives here). A hit gives exactly what a fresh fit gives (same draws, same seed); only the last few fits
+#: are kept. Treat a shared classifier as read-only.
+_SHARED_FITS: OrderedDict[tuple[Any, ...], tuple[Any, np.ndarray, int, int, Any]] = OrderedDict()
+_SHARED_FITS_SIZE = 2
 
 
 def held_out_accuracy_test(pred_a: Any, pred_b: Any, null_distribution: str = "exact") -> TestResult:
@@ -436,6 +469,59 @@ def mmdagg_weights(number_bandwidths: int, weights_type: str) -> np.ndarray:
     return raw / raw.sum()
 
 
+#: Pooled points are cut into about this many row blocks for :func:`_mmd2_u_kernels` (the work is N² B (1 + 1 / b)
+#: flops per kernel for b blocks instead of 2 N² B; smaller blocks make the products less efficient).
+_MMD_BLOCKS = 8
+
+
+def _mmd2_u_kernels(Z: np.ndarray, m: int, labels: np.ndarray, metric: str, squared: bool,
+                    bandwidths: np.ndarray) -> np.ndarray:
+    """The unbiased MMD² of every labelling (columns of the 0/1 matrix ``labels``, m ones each) for the kernels
+    exp(−D / λ) (``squared``: exp(−D² / λ²)) of the pooled points ``Z``, one row per bandwidth.
+
+    The same quantities as :func:`~forestlab.learners._two_sample._mmd2_u_columns` on the full kernel matrix, with
+    half its work: the kernel is symmetric, so aᵀ K a = Σ_i a_iᵀ K_ii a_i + 2 Σ_{i>j} a_iᵀ K_ij a_j over row blocks
+    i, j of the pooled points, and only the blocks on and below the diagonal are computed (distances once per
+    family, the exponential and the product once per bandwidth). The diagonal of both kernels is 1. Only the order
+    of the floating-point sums differs from the full product (differences of order 1e-16 relative; the
+    permutation p-values were identical on every sample compared, tests/test_modern_tests.py)."""
+    N = len(Z)
+    n = N - m
+    b = max(1, min(_MMD_BLOCKS, N // 64))
+    edges = np.linspace(0, N, b + 1).astype(int)
+    blocks = [slice(int(edges[i]), int(edges[i + 1])) for i in range(b)]
+    distances = {}
+    for i in range(b):
+        for j in range(i + 1):
+            D = cdist(Z[blocks[i]], Z[blocks[j]], metric)
+            if squared:
+                D **= 2
+            distances[i, j] = D
+    n_cols = labels.shape[1]
+    d_a = labels.sum(axis=0)          # the diagonal's share of a's sum (k(x, x) = 1)
+    d_b = N - d_a
+    out = np.empty((len(bandwidths), n_cols))
+    buffer = np.empty((int(np.diff(edges).max()), int(np.diff(edges).max())))
+    for k, lam in enumerate(bandwidths):
+        scale = -1.0 / (lam ** 2 if squared else lam)
+        s_aa = np.zeros(n_cols)
+        row_sums = np.zeros(N)
+        for (i, j), D in distances.items():
+            K = buffer[:D.shape[0], :D.shape[1]]
+            np.multiply(D, scale, out=K)
+            np.exp(K, out=K)
+            row_sums[blocks[i]] += K.sum(axis=1)
+            q = np.einsum("ij,ij->j", labels[blocks[i]], K @ labels[blocks[j]])
+            if i != j:
+                row_sums[blocks[j]] += K.sum(axis=0)
+                q *= 2.0
+            s_aa += q
+        s_ab = row_sums @ labels - s_aa
+        s_bb = float(row_sums.sum()) - s_aa - 2.0 * s_ab
+        out[k] = (s_aa - d_a) / (m * (m - 1.0)) + (s_bb - d_b) / (n * (n - 1.0)) - 2.0 * s_ab / (m * float(n))
+    return out
+
+
 class MMDAggTest(BaseEstimator):
     """MMDAgg (Schrab et al., JMLR 2023): MMD tests over a collection of kernels, aggregated with a permutation
     level correction (ours: not in depecker2010).
@@ -462,8 +548,10 @@ class MMDAggTest(BaseEstimator):
     sets and bisection do not change the rule, only its Monte Carlo error. The paper uses a wild bootstrap when
     both sizes are equal and permutations otherwise; permutations are used here at every size.
 
-    Cost: per kernel one N x N kernel matrix (kept one at a time) and the products K S for the relabellings'
-    indicators S (N x (B + 1), in chunks): about 2 N² (B + 1) flops per kernel.
+    Cost: per family the distances of the blocks on and below the diagonal (:func:`_mmd2_u_kernels`), per kernel
+    their exponential and the products K_ij S_j for the relabellings' indicators S (N x (B + 1)): about
+    N² (B + 1) (1 + 1/8) flops per kernel, half of the full product K S (on Table 6.1's samples, 2000 points, the
+    products are three quarters of the test's time).
 
     Parameters
     ----------
@@ -562,23 +650,13 @@ class MMDAggTest(BaseEstimator):
             rows = np.zeros((len(chosen), N))
             np.put_along_axis(rows, chosen, 1.0, axis=1)
             labels[:, 1 + start:1 + start + len(chosen)] = rows.T
-        chunk = max(1, (1 << 22) // N)
         stats = np.empty((len(families) * L, n_perm + 1))
         self.bandwidths_ = {}
         for f, family in enumerate(families):
             metric = _KERNEL_NORMS[family]
             lams = mmdagg_bandwidths(pdist(Z[subset], metric), L)
             self.bandwidths_[family] = lams
-            D = cdist(Z, Z, metric)
-            if family == "gaussian":
-                D **= 2
-            for i, lam in enumerate(lams):
-                K = np.exp(-D / (lam ** 2 if family == "gaussian" else lam))
-                row_sums = K.sum(axis=1)
-                total = float(row_sums.sum())
-                for s in range(0, n_perm + 1, chunk):
-                    stats[f * L + i, s:s + chunk] = _mmd2_u_columns(K, row_sums, total, labels[:, s:s + chunk],
-                                                                    m, n)
+            stats[f * L:(f + 1) * L] = _mmd2_u_kernels(Z, m, labels, metric, family == "gaussian", lams)
         weights = np.tile(mmdagg_weights(L, self.weights_type), len(families)) / len(families)
         # p_λ(c) = #{c' : stat(c') >= stat(c)} / (B + 1), for every column c at once
         ordered = np.sort(stats, axis=1)

@@ -2,9 +2,10 @@
 
 For each experiment (depecker2010_modern_rankers, _modern_rankers_gauss, _modern_tests, pisetta2010_modern_kernels)
 the plan is counted (its runs, those it shares with the reproduction it reuses, the new ones) and a slice of its new
-runs is executed in this process, one at a time, exactly as a worker runs them (``execute_spec``: data, split,
-inner-CV tuning, fit, evaluation): the first fold or repetition of each new algorithm on a few datasets chosen to
-span the sizes. A dataset not in the slice takes the seconds per run of the timed dataset closest in number of
+runs is executed in this process exactly as a worker runs them: the specs of one job (a split and a ``seed_tag``:
+``group_specs``) one after the other with one fit cache (``execute_group``'s loop: data, split, tuning, fit,
+evaluation), so what the learners of a job share (c2st and c2st_wilcoxon's forest) is counted once, in the first
+run of the job; the first fold or repetition of each new algorithm on a few datasets chosen to span the sizes. A dataset not in the slice takes the seconds per run of the timed dataset closest in number of
 points. The estimate for 2 cores is the sum over the new runs / 2 (the runner keeps both workers busy: thousands of
 independent runs). CPU seconds (``time.process_time``) are reported beside wall seconds because the machine may be
 shared; the estimate uses CPU seconds (one BLAS thread, n_jobs=1 inside each run).
@@ -23,7 +24,9 @@ from threadpoolctl import threadpool_limits
 
 import forestlab.studies  # noqa: F401  (registers the studies' figure kinds)
 from forestlab.config import load_experiment
-from forestlab.runner import _worker_payload, execute_spec, plan
+from forestlab.learners import shared_tree_predictions
+from forestlab.learners._cache import FitCache
+from forestlab.runner import _worker_payload, execute_spec, group_specs, plan
 
 #: experiment -> (the reproduction it reuses, its new algorithms, the datasets of the slice, repetitions timed)
 SLICES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], int]] = {
@@ -52,16 +55,18 @@ def estimate(name: str) -> dict[str, Any]:
     new = [s for s in mine if s.key not in theirs]
     timed: dict[tuple[str, str], list[float]] = {}
     wall = 0.0
-    for spec in new:
-        if spec.algorithm in algorithms and spec.dataset in datasets and spec.repetition < reps \
-                and (spec.fold or 0) == 0:
-            t, c = time.perf_counter(), time.process_time()
-            with threadpool_limits(1):
-                record = execute_spec(_worker_payload(spec))
-            if record.get("status") != "done":
-                raise RuntimeError(f"{name}: {spec.algorithm} on {spec.dataset} failed: {record.get('error')}")
-            wall += time.perf_counter() - t
-            timed.setdefault((spec.algorithm, spec.dataset), []).append(time.process_time() - c)
+    chosen = [s for s in new if s.algorithm in algorithms and s.dataset in datasets and s.repetition < reps
+              and (s.fold or 0) == 0]
+    for job in group_specs(chosen):
+        cache = FitCache()
+        with shared_tree_predictions(), threadpool_limits(1):
+            for spec in job:
+                t, c = time.perf_counter(), time.process_time()
+                record = execute_spec(_worker_payload(spec), cache)
+                if record.get("status") != "done":
+                    raise RuntimeError(f"{name}: {spec.algorithm} on {spec.dataset} failed: {record.get('error')}")
+                wall += time.perf_counter() - t
+                timed.setdefault((spec.algorithm, spec.dataset), []).append(time.process_time() - c)
     per_run = {k: sum(v) / len(v) for k, v in timed.items()}
     sizes = {s.dataset: _size(s) for s in mine}
     total = 0.0
