@@ -41,6 +41,7 @@ from tests.test_studies import (
     shifted,
     three,
 )
+from tests.test_wu2021 import WU_CASES
 
 Builder = Callable[[], ExperimentResults]
 # the claims' own answers: the bootstrap over seeds that judge() adds is tested in tests/test_studies.py (a claim
@@ -331,6 +332,8 @@ CASES: dict[str, tuple[Builder, Builder, Builder, str]] = {
     "importance_probes_ranked_low": (lambda: importances([0.001] * 3), lambda: importances([0.5, 0.001, 0.001]),
                                      lambda: importances([]), "too few noise probes: 0"),
 }
+
+CASES.update(WU_CASES)  # wu2021's claims and zirakiza2013's on the PAC-Bayes successors (tests/test_wu2021.py)
 
 NAMES = sorted(name for study in STUDIES.values() for name in study.claims)
 
