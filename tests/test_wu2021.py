@@ -122,3 +122,14 @@ def test_the_successors_leave_the_thesis_runs_as_they_were(experiment: str, thes
     for table in full.tables:  # a table with a successor's column says it is beyond the thesis
         if any(c.algorithm in SUCCESSORS for c in table.cells):
             assert "beyond the thesis" in table.title, table.name
+
+
+def test_viallard_numbers_as_in_the_digest() -> None:
+    """Viallard's binary-tree table (digest's second table): the uniform vote's risk, TND's and C-bound joint's risk
+    and bound on the six datasets uci_binary shares with it; a TND bound above 1 is kept as printed."""
+    table = get_study("zirakiza2013").read_published("viallard_binary_tree.csv")
+    assert sorted(set(table["dataset"])) == ["credit_a", "haberman", "heart", "tictactoe", "usvotes", "wdbc"]
+    cell = table.set_index(["dataset", "algorithm", "metric"])["value"]
+    assert (cell[("credit_a", "rf", "test_risk")], cell[("wdbc", "cbound_joint", "oob_bound_cbound_joint")],
+            cell[("haberman", "tnd", "oob_bound_tnd")]) == (0.142, 0.48, 1.59)
+    assert len(table) == 6 + 2 * 12
