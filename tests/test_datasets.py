@@ -32,7 +32,8 @@ CLOSED_PORT = "http://127.0.0.1:9/"  # connection refused at once: "downloading"
 # Positives of each binary dataset: the rates of DATASETS.md / the studies' digests (e.g. wdbc 212 of 569,
 # depecker2010 Table 5.2), the UCI documentation for the others.
 POSITIVES = {
-    "adult": 11687, "adult_data": 7841, "australian": 307, "autompg": 206, "breastw": 239, "chess": 1669, "credit_a": 296,
+    "adult": 11687, "adult_data": 7841, "australian": 307, "autompg": 206, "breastw": 239, "chess": 1669,
+    "credit_a": 296,
     "german": 700, "glass": 87, "glass_float": 87, "glass_window": 163, "haberman": 81, "heart": 137,
     "heart_statlog": 120, "hepatitis": 19,
     "ionosphere": 225, "japanese": 307, "letter_ab": 789, "letter_do": 805, "letter_oq": 753, "liver": 200,
