@@ -42,6 +42,7 @@ from tests.test_studies import (
     shifted,
     three,
 )
+from tests.test_wu2021 import WU_CASES
 
 Builder = Callable[[], ExperimentResults]
 # the claims' own answers: the bootstrap over seeds that judge() adds is tested in tests/test_studies.py (a claim
@@ -334,6 +335,8 @@ CASES: dict[str, tuple[Builder, Builder, Builder, str]] = {
 }
 
 CASES.update(MODERN_CASES)  # the claims beyond the studies (ours, issue 23): builders beside their experiments
+CASES.update(WU_CASES)  # wu2021's claims and zirakiza2013's on the PAC-Bayes successors (tests/test_wu2021.py)
+
 NAMES = sorted(name for study in STUDIES.values() for name in study.claims)
 
 

@@ -32,7 +32,8 @@ CLOSED_PORT = "http://127.0.0.1:9/"  # connection refused at once: "downloading"
 # Positives of each binary dataset: the rates of DATASETS.md / the studies' digests (e.g. wdbc 212 of 569,
 # depecker2010 Table 5.2), the UCI documentation for the others.
 POSITIVES = {
-    "adult": 11687, "australian": 307, "autompg": 206, "breastw": 239, "chess": 1669, "credit_a": 296,
+    "adult": 11687, "adult_data": 7841, "australian": 307, "autompg": 206, "breastw": 239, "chess": 1669,
+    "credit_a": 296,
     "german": 700, "glass": 87, "glass_float": 87, "glass_window": 163, "haberman": 81, "heart": 137,
     "heart_statlog": 120, "hepatitis": 19,
     "ionosphere": 225, "japanese": 307, "letter_ab": 789, "letter_do": 805, "letter_oq": 753, "liver": 200,
@@ -42,6 +43,7 @@ POSITIVES = {
 }
 CLASS_COUNTS = {
     "image": [330] * 7,
+    "mnist": [6903, 7877, 6990, 7141, 6824, 6313, 6876, 7293, 6825, 6958],  # the 70000 images, digits 0..9
     "satimage": [1533, 703, 1358, 626, 707, 1508],
     "vehicle": [218, 212, 217, 199],
     "vowel": [90] * 11,
@@ -113,7 +115,12 @@ def test_zirakiza2013_splits_match_annex_a():
         assert split["test"] == int(row["test"]) or (split["test"] is None and n - split["train"] == int(row["test"]))
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+#: configs whose full load takes seconds (MNIST's 70,000 images as float64): run by `make test-full`
+SLOW_LOADS = ("mnist",)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_LOADS else n
+                                  for n in CONFIGS])
 def test_config_loads_as_documented(name, mirror, cache):
     cfg = cfg_of(name)
     ds = load_dataset(cfg, data_dir=cache, mirror=mirror, download=False)

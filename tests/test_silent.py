@@ -206,6 +206,6 @@ def test_a_dataset_the_experiment_lists_is_accepted(in_store):
     res = runner.invoke(app, ["run", "--dry-run", "experiment=uci_binary", "dataset=sonar",
                               "algorithm.params.n_estimators=7"])
     assert res.exit_code == 0, res.stderr
-    assert res.stdout.startswith("experiment uci_binary: 540 runs (18 datasets x 3 algorithms x 10 seeds)"), \
+    assert res.stdout.startswith("experiment uci_binary: 1440 runs (18 datasets x 8 algorithms x 10 seeds)"), \
         res.stdout
     _assert_store_unchanged(in_store)

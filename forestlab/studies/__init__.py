@@ -1,6 +1,6 @@
 """The studies forestlab reproduces, as plug-ins: one module per study holds everything specific to it.
 
-A study module (``zirakiza2013``, ``pisetta2010``, ``courses``, ``depecker2010``) defines
+A study module (``zirakiza2013``, ``pisetta2010``, ``courses``, ``depecker2010``, ``wu2021``) defines
 ``STUDY = register(Study(...))``: its key and title, its claims (functions of an
 :class:`~forestlab.results.ExperimentResults` returning a :class:`ClaimResult`), which other experiments each claim
 combines (read through ``res.sibling(name)``), and, when a published table is not a plain long-form CSV, how that
@@ -399,5 +399,6 @@ from forestlab.studies import (  # noqa: E402,F401
     depecker2010_figures,
     pisetta2010,
     pisetta2010_figures,
+    wu2021,
     zirakiza2013,
 )
