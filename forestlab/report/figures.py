@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from forestlab.plotting import drawing, figure_title, finish, grid_shape, register_drawing
+from forestlab.plotting import caption, caption_of, drawing, figure_title, finish, grid_shape, register_drawing
 from forestlab.results import ExperimentResults
 from forestlab.spec import FigureSpec
 
@@ -34,7 +34,7 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
 
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.2 * nrows), squeeze=False)
     algorithm = str(spec.options["algorithm"] or res.algorithms[0])
     for ax, (letter, dataset) in zip(axes.flat, zip("abcdefghijklmnopqrstuvwxyz", datasets, strict=False),
                                      strict=False):
@@ -58,6 +58,9 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
         ax.grid(alpha=0.3)
         if n_runs:
             ax.legend(fontsize=8)
+    caption(fig, f"Each line is the mean, over the runs counted in its panel's title, of {algorithm}'s error rate "
+            "named in the legend after each number of trees; the shaded band is ± one standard deviation over those "
+            "runs (how much one run varies, not the uncertainty of the mean).")
     return finish(fig, axes, len(datasets), spec)
 
 
@@ -97,8 +100,21 @@ def _nothing_to_draw(res: ExperimentResults, spec: FigureSpec):
     return fig
 
 
+def caption_path(png: Path) -> Path:
+    """Where the caption of the figure ``<name>.png`` is written: ``<name>.caption.txt`` beside it."""
+    return png.with_name(png.stem + ".caption.txt")
+
+
+def read_caption(png: Path) -> str:
+    """The caption written beside the figure ``png`` ('' when it has none)."""
+    path = caption_path(png)
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
-    """Draw every figure of the experiment to ``out_dir/<name>.{png,pdf}``."""
+    """Draw every figure of the experiment to ``out_dir/<name>.{png,pdf}``, with its caption (what its bands, error
+    bars and marks are, as its drawing said with :func:`forestlab.plotting.caption`) in ``<name>.caption.txt``
+    beside them: the report shows it under the figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -122,5 +138,12 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
             path = out_dir / f"{spec.name}.{ext}"
             fig.savefig(path, dpi=130)
             written.append(path)
+        text = caption_of(fig)
+        cap = caption_path(out_dir / f"{spec.name}.png")
+        if text:
+            cap.write_text(text + "\n", encoding="utf-8")
+            written.append(cap)
+        else:
+            cap.unlink(missing_ok=True)  # an older drawing's caption must not outlive it
         plt.close(fig)
     return written
