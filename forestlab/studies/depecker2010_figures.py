@@ -41,8 +41,8 @@ from forestlab.spec import (
 #: ``published: {file: <experiments/<study>/published/ file>, note: <a sentence for the caption>}``: the published
 #: values a figure overlays (the rows of that table with the figure's metric and measure).
 _PUBLISHED = Field(MappingOf(Text(), Text()))
-_ENVELOPE = ("The dashed grey diagonal is a random ranking; the red line, where drawn, is the optimal ROC curve ROC* of "
-             "the generated problem (computed from its laws).")
+_ENVELOPE = ("The dashed grey diagonal is a random ranking; the red line, where drawn, is the optimal ROC curve "
+             "ROC* of the generated problem (computed from its laws).")
 
 _PANEL = Record({"title": Field(Text()), "x": Field(MappingOf(Known("dataset"), Real()), required=True)},
                 "a panel of metric_by_x")
@@ -300,8 +300,8 @@ def roc_at_depth(res: ExperimentResults, spec: FigureSpec):
                 drawn += 1
         roc_panel(ax, res, dataset, drawn)
         ax.legend(fontsize=8, loc="lower right")
-    caption(fig, f"Each line is the pointwise mean of the test ROC curves of an algorithm's trees cut at depth {depth}, "
-            "over its runs (counted in the legend); no band is drawn.", _ENVELOPE)
+    caption(fig, "Each line is the pointwise mean of the test ROC curves of an algorithm's trees cut at depth "
+            f"{depth}, over its runs (counted in the legend); no band is drawn.", _ENVELOPE)
     return finish(fig, axes, len(datasets), spec)
 
 
