@@ -87,7 +87,7 @@ def caption_of(fig: Any) -> str:
 
 _METRIC_WORDS = {
     "auc": "AUC", "risk": "error rate", "error": "error rate", "accuracy": "accuracy",
-    "reject": "rejection rate (share of runs that reject at 5%)", "instability": "instability Instab_N",
+    "reject": "rejection rate", "instability": "instability Instab_N",
     "truncated_auc": "truncated AUC at 10% FPR", "max_depth": "tree depth", "depth": "tree depth",
 }
 _PREFIX_WORDS = {"test": "test", "train": "training", "oob": "out-of-bag", "est": "estimated"}

@@ -79,6 +79,8 @@ def _footer(fig: Any, notes: list[str]) -> None:
     for ax in fig.axes:
         pos = ax.get_position()
         ax.set_position([pos.x0, 1 - (1 - pos.y0) * scale, pos.width, pos.height * scale])
+    for legend in fig.legends:  # a legend under the panels (loc "lower center") goes up with them
+        legend.set_bbox_to_anchor((0.5, 1 - scale), transform=fig.transFigure)
     for text in [fig._suptitle] if fig._suptitle is not None else []:
         x, y = text.get_position()
         text.set_position((x, 1 - (1 - y) * scale))
