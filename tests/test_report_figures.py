@@ -147,3 +147,11 @@ def test_pvr_html_says_why_there_is_no_plot(tmp_path):
     study.pvr = PvrPlot("pvr/s.png", 3, caption="The caption.")
     html = pvr_html(study)
     assert 'src="pvr/s.png"' in html and "<figcaption>The caption.</figcaption>" in html
+
+
+def test_every_figure_kind_is_drawn_by_its_own_function():
+    import forestlab.studies  # noqa: F401  (registers the studies' figure kinds)
+
+    drawn = plotting.drawings()
+    assert {"error_curves", "metric_and_measure", "optimal_roc", "paired_diff", "importance"} <= set(drawn)
+    assert {kind: draw.__name__ for kind, draw in drawn.items() if draw.__name__ != kind} == {}

@@ -48,8 +48,6 @@ _PANEL = Record({"title": Field(Text()), "x": Field(MappingOf(Known("dataset"), 
                 "a panel of metric_by_x")
 
 
-@figure_kind("roc_envelope", "min/max/mean band of the test ROC curves of each algorithm",
-             algorithms=Field(ALGORITHMS))
 def _published(res: ExperimentResults, spec: FigureSpec) -> dict[tuple[str, str, str], tuple[float, float]]:
     """The published values the figure overlays, by (dataset, algorithm, metric): (value, std; NaN when not
     printed), from the study's table named by the ``published`` option ({} without one)."""
@@ -74,6 +72,8 @@ def _published_note(spec: FigureSpec, res: ExperimentResults) -> str:
     return f"Published values are read from {where}." + (f" {pub['note']}" if pub.get("note") else "")
 
 
+@figure_kind("roc_envelope", "min/max/mean band of the test ROC curves of each algorithm",
+             algorithms=Field(ALGORITHMS))
 def roc_envelope(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm, the band between the pointwise minimum and maximum of its runs'
     test ROC curves, and their mean (:func:`forestlab.metrics.roc_envelope`)."""
