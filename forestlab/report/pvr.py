@@ -113,7 +113,7 @@ def draw_pvr(comparisons: Sequence[Comparison], path: Path, title: str) -> int:
         ax.set_xlabel(f"published {words}")
         ax.set_ylabel(f"reproduced {words} (our mean)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="best")
     for ax in list(axes.flat)[len(metrics):]:
         ax.set_visible(False)
     fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * 11))), fontsize=11)
