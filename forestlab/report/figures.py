@@ -36,6 +36,7 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
     nrows, ncols = grid_shape(len(datasets))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.2 * nrows), squeeze=False)
     algorithm = str(spec.options["algorithm"] or res.algorithms[0])
+    banded = False
     for ax, (letter, dataset) in zip(axes.flat, zip("abcdefghijklmnopqrstuvwxyz", datasets, strict=False),
                                      strict=False):
         n_runs = 0
@@ -51,6 +52,7 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
             (line,) = ax.plot(x, mean, label=label, lw=1.4)
             if n_runs > 1:
                 ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
+                banded = True
         ax.set_title(f"({letter}) {dataset}" + (f"  [{n_runs} runs]" if n_runs else "  [no runs yet]"),
                      fontsize=10)
         ax.set_xlabel("number of trees")
@@ -59,8 +61,9 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
         if n_runs:
             ax.legend(fontsize=8)
     caption(fig, f"Each line is the mean, over the runs counted in its panel's title, of {algorithm}'s error rate "
-            "named in the legend after each number of trees; the shaded band is ± one standard deviation over those "
-            "runs (how much one run varies, not the uncertainty of the mean).")
+            "named in the legend after each number of trees; " + (
+                "the shaded band is ± one standard deviation over those runs (how much one run varies, not the "
+                "uncertainty of the mean)." if banded else "one run a panel, so no band is drawn."))
     return finish(fig, axes, len(datasets), spec)
 
 

@@ -29,6 +29,7 @@ def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
     nrows, ncols = grid_shape(len(datasets))
     w, h = panel_size(ncols, 5.2, 3.8)
     fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    banded = False
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         drawn = 0
         for algorithm, label in algorithms.items():
@@ -41,6 +42,7 @@ def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
             (line,) = ax.plot(x, mean, lw=1.4, label=f"{label} ({curves.shape[0]} runs)")
             if curves.shape[0] > 1:
                 ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
+                banded = True
             drawn += 1
         ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
         ax.set_xlabel(str(spec.options["xlabel"] or "number of trees"))
@@ -53,7 +55,8 @@ def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
         if drawn:
             ax.legend(fontsize=8)
     caption(fig, f"Each line is an algorithm's mean {metric_words(curve_name)} over its runs (counted in the legend) "
-            "after each number of trees; the shaded band is ± one standard deviation over those runs.")
+            "after each number of trees; " + ("the shaded band is ± one standard deviation over those runs."
+                                              if banded else "one run each, so no band is drawn."))
     return finish(fig, axes, len(datasets), spec, rect=(0, 0, 1, 0.97))
 
 
