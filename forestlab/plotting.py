@@ -88,14 +88,15 @@ def caption_of(fig: Any) -> str:
 _METRIC_WORDS = {
     "auc": "AUC", "risk": "error rate", "error": "error rate", "accuracy": "accuracy",
     "reject": "rejection rate", "instability": "instability Instab_N",
-    "truncated_auc": "truncated AUC at 10% FPR", "max_depth": "tree depth", "depth": "tree depth",
+    "truncated_auc": "truncated AUC, top 10% of the ranking", "max_depth": "tree depth", "depth": "tree depth",
 }
 _PREFIX_WORDS = {"test": "test", "train": "training", "oob": "out-of-bag", "est": "estimated"}
 
 
 def metric_words(metric: str) -> str:
     """A metric's name in words for an axis or a legend: ``test_auc`` -> 'test AUC',
-    ``test_truncated_auc_20_fractional`` -> 'test truncated AUC at 20% FPR', ``test_risk`` -> 'test error rate';
+    ``test_truncated_auc_20_fractional`` -> 'test truncated AUC, top 20% of the ranking',
+    ``test_risk`` -> 'test error rate';
     a name it does not know is shown with spaces for underscores."""
     m = str(metric)
     prefix = ""
@@ -106,7 +107,7 @@ def metric_words(metric: str) -> str:
         if m.startswith(kind + "_"):
             level = m[len(kind) + 1:].split("_")[0]
             if level.isdigit():
-                return f"{prefix}{kind.split('_')[0]} AUC at {int(level)}% FPR"
+                return f"{prefix}{kind.split('_')[0]} AUC, top {int(level)}% of the ranking"
     return prefix + _METRIC_WORDS.get(m, m.replace("_", " "))
 
 

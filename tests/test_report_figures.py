@@ -83,7 +83,7 @@ def test_a_drawings_caption_is_kept_with_the_figure():
     plotting.caption(fig, "Lines: the mean over the runs.", "", "Band: ± one std.")
     assert plotting.caption_of(fig) == "Lines: the mean over the runs. Band: ± one std."
     plt.close(fig)
-    assert plotting.metric_words("test_truncated_auc_20_fractional") == "test truncated AUC at 20% FPR"
+    assert plotting.metric_words("test_truncated_auc_20_fractional") == "test truncated AUC, top 20% of the ranking"
     assert plotting.metric_words("oob_risk") == "out-of-bag error rate"
 
 

@@ -6,6 +6,7 @@ two-sample tests. Each is declared (its options, checked by the spec before any 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from forestlab.metrics import MEASURES, ROC_GRID, _tpr_at, roc_curve
 from forestlab.metrics import roc_envelope as roc_envelope_of
@@ -38,8 +39,10 @@ from forestlab.spec import (
     Text,
 )
 
-#: ``published: {file: <experiments/<study>/published/ file>, note: <a sentence for the caption>}``: the published
-#: values a figure overlays (the rows of that table with the figure's metric and measure).
+#: ``published: {file: <experiments/<study>/published/ file>, note: <a sentence for the caption>, <algorithm>:
+#: <its name in the table>...}``: the published values a figure overlays (the rows of that table with the figure's
+#: metric and measure; an algorithm the table names otherwise, such as ``trk_svm_opt`` printed as ``trk_svm``, is
+#: given its published name).
 _PUBLISHED = Field(MappingOf(Text(), Text()))
 _ENVELOPE = ("The dashed grey diagonal is a random ranking; the red line, where drawn, is the optimal ROC curve "
              "ROC* of the generated problem (computed from its laws).")
@@ -58,11 +61,13 @@ def _published(res: ExperimentResults, spec: FigureSpec) -> dict[tuple[str, str,
 
     table = get_study(res.study).read_published(str(pub["file"]))
     std = table["std"] if "std" in table.columns else np.nan
+    ours = {str(v): str(k) for k, v in pub.items() if k not in ("file", "note")}  # published name -> ours
     out = {}
     for row, sd in zip(table.itertuples(), np.broadcast_to(np.asarray(std, dtype=float), len(table)), strict=True):
-        value = float(row.value) if row.value == row.value and row.value is not None else np.nan
+        value = pd.to_numeric(row.value, errors="coerce")
         if np.isfinite(value):
-            out[(str(row.dataset), str(row.algorithm), str(row.metric))] = (value, float(sd))
+            algorithm = ours.get(str(row.algorithm), str(row.algorithm))
+            out[(str(row.dataset), algorithm, str(row.metric))] = (float(value), float(sd))
     return out
 
 
@@ -171,11 +176,12 @@ def metric_and_measure(res: ExperimentResults, spec: FigureSpec):
 
 
 @figure_kind("bars", "bars of a metric per algorithm with marks of other metrics",
-             metric=Field(Text(), "test_auc"), marks=Field(MappingOf(Text(), Text())), algorithms=Field(ALGORITHMS))
+             metric=Field(Text(), "test_auc"), marks=Field(MappingOf(Text(), Text())), algorithms=Field(ALGORITHMS),
+             published=_PUBLISHED)
 def bars(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm a bar of a metric's mean with ± one std error bars, and short
     horizontal marks at the means of other metrics (``marks``: metric -> label), e.g. the truncated AUCs on the AUC
-    bars of depecker2010 Figs 5.3, 5.4."""
+    bars of depecker2010 Figs 5.3, 5.4; the published mean ± std of the metric (``published``) beside each bar."""
     import matplotlib.pyplot as plt
 
     metric = str(spec.options["metric"])
@@ -195,10 +201,17 @@ def bars(res: ExperimentResults, spec: FigureSpec):
 
     handles: list = []
     labels: list = []
+    published = _published(res, spec)
+    shown_pub = False
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         stats = [mean_std(a, metric, dataset) for a in algorithms]
         ax.bar(x, [m for m, _ in stats], yerr=[s for _, s in stats], color="#8fb0d8", capsize=2,
                label=f"{metric_words(metric)} (mean ± std)")
+        pub = [published.get((dataset, a, metric), (np.nan, np.nan)) for a in algorithms]
+        if any(np.isfinite(v) for v, _ in pub):
+            ax.errorbar(x + 0.32, [v for v, _ in pub], yerr=[0 if not np.isfinite(sd) else sd for _, sd in pub],
+                        fmt="D", ms=4, color="black", capsize=2, label=f"{metric_words(metric)}, published")
+            shown_pub = True
         for k, (name, label) in enumerate(marks.items()):
             ax.scatter(x, [mean_std(a, name, dataset)[0] for a in algorithms], marker=styles[k % len(styles)],
                        s=160 if styles[k % len(styles)] == "_" else 30, color=f"C{k + 1}", label=str(label),
@@ -207,13 +220,16 @@ def bars(res: ExperimentResults, spec: FigureSpec):
         ax.set_ylabel(metric_words(metric))
         ax.set_xticks(x, algorithms, rotation=45, ha="right", fontsize=8)
         ax.set_title(dataset + ("" if any(np.isfinite(m) for m, _ in stats) else "  [no runs yet]"), fontsize=10)
-        if ax is axes.flat[0]:
+        if len(ax.get_legend_handles_labels()[1]) > len(labels):
             handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=9, loc="lower center", ncol=len(labels))
+    fig.legend(handles, labels, fontsize=9, loc="lower center", ncol=min(3, len(labels)))
     caption(fig, f"Bars: the mean {metric_words(metric)} of each algorithm over its runs; error bars: ± one "
             "standard deviation over those runs." + (
                 " Marks: the means, over the same runs, of " + ", ".join(
                     f"{metric_words(m)} ({lab})" for m, lab in marks.items()) + "." if marks else ""))
+    if shown_pub:
+        caption(fig, "Black diamonds: the published mean ± its std, where the study prints one. "
+                + _published_note(spec, res))
     return finish(fig, axes, len(datasets), spec, rect=(0, 0.45 / fig.get_figheight(), 1, 1))
 
 
