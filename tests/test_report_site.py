@@ -642,3 +642,18 @@ def test_comparison_rows_cover_measures_gaps_and_published_spread(tmp_path, monk
     assert "0.700 ± 0.010" in html and "not printed" in html and 'title="illegible"' in html
     assert "A as printed" in html
     assert "1 statistics over runs" in html and "1 not printed" in html
+
+
+def test_figure_captions_and_published_vs_reproduced_plots(site):
+    """The caption a figure's drawing wrote beside its PNG is under it on the page; each study with compared cells
+    that have runs gets its published-vs-reproduced plot, the others none."""
+    other = _page(site, "other.html")
+    figure = other[other.index('id="quickstart--fig-error_curves"'):]
+    figure = figure[:figure.index("</section>")]
+    assert re.search(r"<figcaption><span class=\"fig-caption\">Each line is the mean, over the runs counted in its "
+                     r"panel&#x27;s title, of rf&#x27;s error rate .* the shaded band is ± one standard deviation",
+                     figure)
+    assert (site / "figures/quickstart/error_curves.png").is_file()
+    if mirror_path() is not None:  # uci_binary ran: zirakiza2013's Table 7.1 has cells to plot
+        assert (site / "pvr/zirakiza2013.png").stat().st_size > 1000
+    assert not (site / "pvr/courses.png").exists() and not (site / "pvr/pisetta2010.png").exists()
