@@ -13,6 +13,12 @@
 
 Any figure may name the ``datasets`` it draws (default: all of the experiment's). Figures read only the stored runs
 (values, arrays, and what runs recorded about their datasets, such as feature names): they never load a dataset.
+
+Each drawing says in words what its bands, error bars and marks are (:func:`forestlab.plotting.caption`);
+:func:`render_figures` writes that caption to ``<name>.caption.txt`` beside the PNG and the report shows it under the
+figure. Figures are at most :data:`forestlab.plotting.MAX_WIDTH_IN` wide (two panels a row, or stacked), so their
+labels stay legible at the width the report shows them; published values a study prints are overlaid in black or
+hollow marks labelled "published" (the ``published`` option of the kinds that have one).
 """
 
 from __future__ import annotations
