@@ -26,8 +26,9 @@ from forestlab.metrics import ROC_GRID
 from forestlab.results import ExperimentResults
 from forestlab.spec import Field, FigureSpec, figure_kinds, register_figure_kind
 
-__all__ = ["Drawing", "drawing", "drawings", "figure_algorithms", "figure_kind", "figure_title", "finish",
-           "grid_shape", "n_trees_axis", "optimal_roc_line", "register_drawing", "roc_frame", "roc_panel"]
+__all__ = ["Drawing", "caption", "caption_of", "drawing", "drawings", "figure_algorithms", "figure_kind",
+           "figure_title", "finish", "grid_shape", "metric_words", "panel_size", "n_trees_axis", "optimal_roc_line",
+           "register_drawing", "roc_frame", "roc_panel"]
 
 #: A drawing: the figure of a kind, from the runs and the figure's spec (a matplotlib Figure).
 Drawing = Callable[[ExperimentResults, FigureSpec], Any]
@@ -67,6 +68,49 @@ def drawings() -> dict[str, Drawing]:
     return dict(_DRAWINGS)
 
 
+def caption(fig: Any, *sentences: str) -> Any:
+    """Add ``sentences`` to the caption of ``fig``: what its bands, error bars and marks are. The report shows the
+    caption under the figure (:func:`forestlab.report.figures.render_figures` writes it beside the PNG), so a
+    drawing says there, in words, what a reader cannot see on the image."""
+    fig._forestlab_caption = [*_caption_list(fig), *(s.strip() for s in sentences if s and s.strip())]
+    return fig
+
+
+def _caption_list(fig: Any) -> list[str]:
+    return list(getattr(fig, "_forestlab_caption", []))
+
+
+def caption_of(fig: Any) -> str:
+    """The caption a drawing gave ``fig`` ('' when none)."""
+    return " ".join(_caption_list(fig))
+
+
+_METRIC_WORDS = {
+    "auc": "AUC", "risk": "error rate", "error": "error rate", "accuracy": "accuracy",
+    "reject": "rejection rate", "instability": "instability Instab_N",
+    "truncated_auc": "truncated AUC, top 10% of the ranking", "max_depth": "tree depth", "depth": "tree depth",
+}
+_PREFIX_WORDS = {"test": "test", "train": "training", "oob": "out-of-bag", "est": "estimated"}
+
+
+def metric_words(metric: str) -> str:
+    """A metric's name in words for an axis or a legend: ``test_auc`` -> 'test AUC',
+    ``test_truncated_auc_20_fractional`` -> 'test truncated AUC, top 20% of the ranking',
+    ``test_risk`` -> 'test error rate';
+    a name it does not know is shown with spaces for underscores."""
+    m = str(metric)
+    prefix = ""
+    head, _, rest = m.partition("_")
+    if rest and head in _PREFIX_WORDS:
+        prefix, m = _PREFIX_WORDS[head] + " ", rest
+    for kind in ("truncated_auc", "partial_auc"):
+        if m.startswith(kind + "_"):
+            level = m[len(kind) + 1:].split("_")[0]
+            if level.isdigit():
+                return f"{prefix}{kind.split('_')[0]} AUC, top {int(level)}% of the ranking"
+    return prefix + _METRIC_WORDS.get(m, m.replace("_", " "))
+
+
 def optimal_roc_line(ax: Any, res: ExperimentResults, dataset: str) -> None:
     """Draw the dataset's optimal ROC curve ROC* (solid red, as depecker2010 draws it) when its runs recorded one
     (a generated problem whose optimal ranking is known)."""
@@ -76,10 +120,22 @@ def optimal_roc_line(ax: Any, res: ExperimentResults, dataset: str) -> None:
                 label=f"ROC* (AUC* {float(info['auc_star']):.3f})")
 
 
+#: The widest a figure is drawn, in inches (at 130 dpi, 1040 px): the report shows a figure about 750 px wide, so
+#: a 9-point tick label stays about 11 px high there. Wider figures shrank their labels to 5 px (issue 21).
+MAX_WIDTH_IN = 8.0
+
+
 def grid_shape(n: int) -> tuple[int, int]:
-    """Rows and columns of a grid of ``n`` panels, at most three a row."""
-    ncols = min(3, n)
+    """Rows and columns of a grid of ``n`` panels, at most two a row (see :data:`MAX_WIDTH_IN`)."""
+    ncols = max(1, min(2, n))
     return math.ceil(n / ncols), ncols
+
+
+def panel_size(ncols: int, width: float, height: float) -> tuple[float, float]:
+    """Width and height (inches) of one panel of a figure ``ncols`` panels wide: ``width`` x ``height``, both shrunk
+    alike when the row would be wider than :data:`MAX_WIDTH_IN`."""
+    scale = min(1.0, MAX_WIDTH_IN / (width * max(1, ncols)))
+    return width * scale, height * max(scale, 0.8)
 
 
 def finish(fig: Any, axes: Any, used: int, spec: FigureSpec, rect: tuple[float, ...] | None = None):

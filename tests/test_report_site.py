@@ -779,3 +779,18 @@ def test_natural_order_of_tables_and_figures():
     titles = ["x Table A.1: a", "x Table 7.10: b", "x Table 7.2: c", "Fig. 4.1 d", "no number", "x Table 6.1: e"]
     assert sorted(titles, key=natural_key) == ["Fig. 4.1 d", "x Table 6.1: e", "x Table 7.2: c", "x Table 7.10: b",
                                                "x Table A.1: a", "no number"]
+
+
+def test_figure_captions_and_published_vs_reproduced_plots(site):
+    """The caption a figure's drawing wrote beside its PNG is under it on the page; each study with compared cells
+    that have runs gets its published-vs-reproduced plot, the others none."""
+    other = _page(site, "other.html")
+    figure = other[other.index('id="quickstart--fig-error_curves"'):]
+    figure = figure[:figure.index("</section>")]
+    assert re.search(r"<figcaption><span class=\"fig-caption\">Each line is the mean, over the runs counted in its "
+                     r"panel&#x27;s title, of rf&#x27;s error rate .* the shaded band is ± one standard deviation",
+                     figure)
+    assert (site / "figures/quickstart/error_curves.png").is_file()
+    if mirror_path() is not None:  # uci_binary ran: zirakiza2013's Table 7.1 has cells to plot
+        assert (site / "pvr/zirakiza2013.png").stat().st_size > 1000
+    assert not (site / "pvr/courses.png").exists() and not (site / "pvr/pisetta2010.png").exists()

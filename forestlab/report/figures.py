@@ -13,6 +13,12 @@
 
 Any figure may name the ``datasets`` it draws (default: all of the experiment's). Figures read only the stored runs
 (values, arrays, and what runs recorded about their datasets, such as feature names): they never load a dataset.
+
+Each drawing says in words what its bands, error bars and marks are (:func:`forestlab.plotting.caption`);
+:func:`render_figures` writes that caption to ``<name>.caption.txt`` beside the PNG and the report shows it under the
+figure. Figures are at most :data:`forestlab.plotting.MAX_WIDTH_IN` wide (two panels a row, or stacked), so their
+labels stay legible at the width the report shows them; published values a study prints are overlaid in black or
+hollow marks labelled "published" (the ``published`` option of the kinds that have one).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from forestlab.plotting import drawing, figure_title, finish, grid_shape, register_drawing
+from forestlab.plotting import caption, caption_of, drawing, figure_title, finish, grid_shape, register_drawing
 from forestlab.results import ExperimentResults
 from forestlab.spec import FigureSpec
 
@@ -34,8 +40,9 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
 
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.2 * nrows), squeeze=False)
     algorithm = str(spec.options["algorithm"] or res.algorithms[0])
+    banded = False
     for ax, (letter, dataset) in zip(axes.flat, zip("abcdefghijklmnopqrstuvwxyz", datasets, strict=False),
                                      strict=False):
         n_runs = 0
@@ -51,6 +58,7 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
             (line,) = ax.plot(x, mean, label=label, lw=1.4)
             if n_runs > 1:
                 ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
+                banded = True
         ax.set_title(f"({letter}) {dataset}" + (f"  [{n_runs} runs]" if n_runs else "  [no runs yet]"),
                      fontsize=10)
         ax.set_xlabel("number of trees")
@@ -58,6 +66,10 @@ def error_curves(res: ExperimentResults, spec: FigureSpec):
         ax.grid(alpha=0.3)
         if n_runs:
             ax.legend(fontsize=8)
+    caption(fig, f"Each line is the mean, over the runs counted in its panel's title, of {algorithm}'s error rate "
+            "named in the legend after each number of trees; " + (
+                "the shaded band is ± one standard deviation over those runs (how much one run varies, not the "
+                "uncertainty of the mean)." if banded else "one run a panel, so no band is drawn."))
     return finish(fig, axes, len(datasets), spec)
 
 
@@ -76,6 +88,8 @@ def _footer(fig: Any, notes: list[str]) -> None:
     for ax in fig.axes:
         pos = ax.get_position()
         ax.set_position([pos.x0, 1 - (1 - pos.y0) * scale, pos.width, pos.height * scale])
+    for legend in fig.legends:  # a legend under the panels (loc "lower center") goes up with them
+        legend.set_bbox_to_anchor((0.5, 1 - scale), transform=fig.transFigure)
     for text in [fig._suptitle] if fig._suptitle is not None else []:
         x, y = text.get_position()
         text.set_position((x, 1 - (1 - y) * scale))
@@ -97,8 +111,21 @@ def _nothing_to_draw(res: ExperimentResults, spec: FigureSpec):
     return fig
 
 
+def caption_path(png: Path) -> Path:
+    """Where the caption of the figure ``<name>.png`` is written: ``<name>.caption.txt`` beside it."""
+    return png.with_name(png.stem + ".caption.txt")
+
+
+def read_caption(png: Path) -> str:
+    """The caption written beside the figure ``png`` ('' when it has none)."""
+    path = caption_path(png)
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+
 def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
-    """Draw every figure of the experiment to ``out_dir/<name>.{png,pdf}``."""
+    """Draw every figure of the experiment to ``out_dir/<name>.{png,pdf}``, with its caption (what its bands, error
+    bars and marks are, as its drawing said with :func:`forestlab.plotting.caption`) in ``<name>.caption.txt``
+    beside them: the report shows it under the figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -122,5 +149,12 @@ def render_figures(res: ExperimentResults, out_dir: Path) -> list[Path]:
             path = out_dir / f"{spec.name}.{ext}"
             fig.savefig(path, dpi=130)
             written.append(path)
+        text = caption_of(fig)
+        cap = caption_path(out_dir / f"{spec.name}.png")
+        if text:
+            cap.write_text(text + "\n", encoding="utf-8")
+            written.append(cap)
+        else:
+            cap.unlink(missing_ok=True)  # an older drawing's caption must not outlive it
         plt.close(fig)
     return written

@@ -3,8 +3,11 @@ ambiguities, and the section that describes an experiment's figures; rendered to
 
 Sections are found by their headings, never by a study's name: the protocol choices are the sections whose heading
 matches :data:`CHOICES` (with their subsections); a figure's description is the most specific section whose heading
-names its experiment in backquotes (`` `<experiment>` ``). Links to files of the repository are shown as
-paths, not links (the site is read away from the checkout); links to the web are kept.
+names the figure or its experiment in backquotes (`` `<figure>` ``, `` `<experiment>` ``) and that describes the
+original: neither it nor a section it sits in is about something else (:data:`NOT_ORIGINAL`: our reproduction
+results, the claims and verdicts, the protocol choices), so a figure never stands beside our own account of it.
+Links to files of the repository are shown as paths, not links (the site is read away from the checkout); links to
+the web are kept.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from functools import cache
 from pathlib import Path
 
 CHOICES = re.compile(r"protocol|ambigu|choice|transcription|deviation|not done|not reproduced", re.IGNORECASE)
+#: Headings of sections that describe something other than the original figures: our results, the claims and how
+#: they are judged, the protocol choices and ambiguities (:data:`CHOICES`), what was not done.
+NOT_ORIGINAL = re.compile(r"result|reproduc|claim|verdict|gap|benchmark|" + CHOICES.pattern, re.IGNORECASE)
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -66,10 +72,24 @@ def choices(path: Path) -> list[Section]:
     return out
 
 
-def figure_section(path: Path, experiment: str) -> Section | None:
-    """The most specific section whose heading names ``experiment`` in backquotes (None when none does)."""
-    hits = [s for s in sections(path) if f"`{experiment}`" in s.title]
-    return max(hits, key=lambda s: s.level) if hits else None
+def figure_section(path: Path, experiment: str, figure: str | None = None) -> Section | None:
+    """The section of the README describing the original of a figure: the most specific one whose heading names
+    ``figure`` in backquotes, else ``experiment``, among the sections neither under nor titled by a heading of
+    :data:`NOT_ORIGINAL` (None when none qualifies: the report then says the README has no such section)."""
+    describing: list[Section] = []
+    above: list[tuple[int, bool]] = []  # (level, about something else) of the sections enclosing the current one
+    for sec in sections(path):
+        while above and above[-1][0] >= sec.level:
+            above.pop()
+        other = bool(NOT_ORIGINAL.search(sec.title)) or any(o for _, o in above)
+        above.append((sec.level, other))
+        if not other:
+            describing.append(sec)
+    for name in (figure, experiment):
+        hits = [s for s in describing if name and f"`{name}`" in s.title]
+        if hits:
+            return max(hits, key=lambda s: s.level)
+    return None
 
 
 @cache

@@ -48,6 +48,7 @@ from forestlab.report import critical_difference as cdm
 from forestlab.report import experiment_results, output_dir, readme
 from forestlab.report import provenance as prov
 from forestlab.report import site_tables as st
+from forestlab.report.figures import read_caption
 from forestlab.report.model import (
     BEST,
     MARKS,
@@ -68,6 +69,7 @@ from forestlab.report.model import (
     read_layout,
     rows,
 )
+from forestlab.report.pvr import PvrPlot, study_pvr
 from forestlab.results import ExperimentResults
 from forestlab.spec import FigureSpec, Shrunk, TableSpec
 from forestlab.stats import pair_table
@@ -137,6 +139,7 @@ class FigureView:
     drawn_at: float | None
     original_title: str  # HTML
     original_html: str
+    caption: str = ""  # what its bands, error bars and marks are, as its drawing wrote it beside the PNG (plain text)
 
 
 @dataclass
@@ -215,6 +218,7 @@ class ExperimentPart:
     toc: str = ""
     error: str = ""
     built: bool = True  # False: it resolved, but building its section failed (``error`` says how)
+    comparisons: tuple[Comparison, ...] = ()  # its tables' published cells: its study's published-vs-reproduced plot
 
 
 @dataclass
@@ -225,6 +229,7 @@ class StudyView:
     title: str
     readme: Path | None
     parts: list[ExperimentPart]
+    pvr: PvrPlot | None = None  # its published-vs-reproduced plot, drawn by build_site (see pvr_html)
 
     @property
     def experiments(self) -> list[ExperimentPart]:
@@ -385,12 +390,13 @@ def _figure_view(exp: Experiment, res: ExperimentResults, spec: FigureSpec, site
     src = output_dir(exp, "figures")
     image = pdf = None
     drawn_at = None
+    caption = ""
     png = src / f"{name}.png"
     if png.is_file():
         rel = f"figures/{exp_dir}/{_slug(name)}.png"
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(png, site / rel)
-        image, drawn_at = rel, png.stat().st_mtime
+        image, drawn_at, caption = rel, png.stat().st_mtime, read_caption(png)
         if (src / f"{name}.pdf").is_file():
             pdf = f"figures/{exp_dir}/{_slug(name)}.pdf"
             shutil.copyfile(src / f"{name}.pdf", site / pdf)
@@ -398,19 +404,21 @@ def _figure_view(exp: Experiment, res: ExperimentResults, spec: FigureSpec, site
     if isinstance(original, str) and original.strip():
         title, body = "The original, as the experiment's config describes it", readme.to_html(original)
     else:
-        sec = readme.figure_section(study_readme, exp.name) if study_readme else None
+        sec = readme.figure_section(study_readme, exp.name, name) if study_readme else None
         if sec is not None:
             title = f"From the study's README: {readme.inline_html(sec.title)}"
             body = readme.to_html(sec.markdown, shift=max(0, 4 - sec.level))
         elif res.study:
             title = "The original"
-            body = (f"<p><code>experiments/{esc(res.study)}/README.md</code> has no section naming "
-                    f"<code>{esc(exp.name)}</code>. The experiment: {esc(exp.description or exp.name)}.</p>")
+            body = (f"<p>Neither the figure's config nor <code>experiments/{esc(res.study)}/README.md</code> "
+                    f"describes the original (no section of the README's account of the published work names "
+                    f"<code>{esc(name)}</code> or <code>{esc(exp.name)}</code>). The experiment: "
+                    f"{esc(exp.description or exp.name)}.</p>")
         else:
             title = "No original"
             body = (f"<p>This experiment belongs to no study, so no published figure stands beside it. The "
                     f"experiment: {esc(exp.description or exp.name)}.</p>")
-    return FigureView(spec, image, pdf, drawn_at, title, body)
+    return FigureView(spec, image, pdf, drawn_at, title, body, caption)
 
 
 def _claims(view: ExperimentView) -> None:
@@ -536,7 +544,7 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
                               agreement=view.agreement, verdicts=view.verdicts(),
                               claims={c.name: c.verdict for c in view.claims}, planned_full=exp.n_runs,
                               compute_seconds=_compute_seconds(view.res), html=_experiment_html(view),
-                              toc=_toc_entry(view))
+                              toc=_toc_entry(view), comparisons=tuple(c for t in view.tables for c in t.comparisons))
     except Exception as exc:  # one experiment's problem is a note on its section, never the end of the report
         log.warning("report: the section of %s could not be built: %s", name, _error_text(exc))
         log.debug("report: %s failed", name, exc_info=True)
@@ -857,15 +865,31 @@ def _figure_html(ev: ExperimentView, fv: FigureView) -> str:
         note = (f' <span class="warn">drawn before the last run: redraw with <code>{esc(ev.commands.figures)}'
                 "</code></span>" if stale else "")
         pdf = f' · <a href="{esc(fv.pdf)}">PDF</a>' if fv.pdf else ""
+        caption = f'<span class="fig-caption">{esc(fv.caption)}</span> ' if fv.caption else ""
         figure = (f'<figure><a href="{esc(fv.image)}"><img src="{esc(fv.image)}" alt="{esc(title)}"></a>'
-                  f"<figcaption>{esc(title)} (drawn {esc(prov.fmt_time(fv.drawn_at))}{pdf}){note}</figcaption>"
-                  "</figure>")
-    else:
-        figure = (f'<div class="placeholder figure-missing"><p><strong>{esc(title)}</strong></p><p>Not drawn yet. '
-                  f"Draw it with:</p>{_cmd(ev.commands.figures)}</div>")
+                  f"<figcaption>{caption}<span class=\"muted\">(drawn {esc(prov.fmt_time(fv.drawn_at))}{pdf})"
+                  f"</span>{note}</figcaption></figure>")
+    else:  # one short box: the command that draws it
+        return (f'<section class="figure" id="{esc(_slug(ev.name))}--fig-{esc(_slug(name))}"><h3>{esc(title)}</h3>'
+                f'<div class="placeholder figure-missing"><p>Not drawn yet: <code>{esc(ev.commands.figures)}</code>'
+                "</p></div></section>")
     return (f'<section class="figure" id="{esc(_slug(ev.name))}--fig-{esc(_slug(name))}"><h3>{esc(title)}</h3>'
             f'<div class="side-by-side"><div class="fig">{figure}</div><div class="original"><h4>'
             f"{fv.original_title}</h4>{fv.original_html}</div></div></section>")
+
+
+def pvr_html(study: StudyView) -> str:
+    """The study's published-vs-reproduced plot with its caption (or the sentence saying why there is none), as a
+    section for the top of its page."""
+    plot = study.pvr
+    if plot is None:
+        return ""
+    head = '<section class="pvr" id="published-vs-reproduced"><h2>Published against reproduced</h2>'
+    if plot.image is None:
+        return f'{head}<p class="placeholder">{esc(plot.note)}</p></section>'
+    return (f'{head}<figure><a href="{esc(plot.image)}"><img src="{esc(plot.image)}" alt="published against '
+            f'reproduced, {plot.cells} cells of {esc(study.key)}"></a><figcaption>{esc(plot.caption)}</figcaption>'
+            "</figure></section>")
 
 
 def _claims_html(ev: ExperimentView) -> str:
@@ -1014,12 +1038,6 @@ def _study_order(parts: Sequence[ExperimentPart]) -> list[ExperimentPart]:
     return sorted(parts, key=key)
 
 
-def _study_plot_html(study: StudyView) -> str:
-    """HOOK (the published-vs-reproduced plot of the study's primary cells, drawn by the figures' side): its HTML
-    goes here, at the top of the study page under the summary. Nothing yet."""
-    return ""
-
-
 def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides: Sequence[str] = ()) -> str:
     experiments = _study_order(study.experiments)
     toc = [f'<li><a href="#{esc(_slug(b.name))}"><code>{esc(b.name)}</code></a> '
@@ -1030,7 +1048,7 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
         toc.append('<li><a href="#protocol-choices">Protocol choices and ambiguities</a></li>')
     heading = (f'<h1 id="top">{esc(study.title)}</h1>' if study.key == OTHER else
                f'<h1 id="top"><code>{esc(study.key)}</code>: {esc(study.title)}</h1>')
-    body = [heading, _study_summary(study), _study_plot_html(study)]
+    body = [heading, _study_summary(study), pvr_html(study)]
     if not study.experiments and not study.broken:
         body.append('<div class="placeholder"><p>No experiment of this study is registered yet: an experiment '
                     f"config in <code>conf/experiment/</code> with <code>study: {esc(study.key)}</code> appears "
@@ -1218,6 +1236,9 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
         shared: dict[str, dict[Any, Any]] = {}
         parts = [experiment_part(name, overrides, tmp, shared) for name in names]
         studies = gather(parts)
+        for study in studies:  # drawn before the pages: pvr_html(study) shows it
+            study.pvr = study_pvr(study.key, [c for p in study.experiments for c in p.comparisons], tmp,
+                                  f"pvr/{_slug(study.key)}.png")
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
             (tmp / study.page).write_text(_study_page(study, footer, base.shrunk, overrides), encoding="utf-8")

@@ -8,7 +8,7 @@ import textwrap
 
 import numpy as np
 
-from forestlab.plotting import figure_kind, finish, grid_shape, n_trees_axis
+from forestlab.plotting import caption, figure_kind, finish, grid_shape, metric_words, n_trees_axis, panel_size
 from forestlab.results import ExperimentResults
 from forestlab.spec import ALGORITHM, Field, FigureSpec, Int, ListOf, MappingOf, Real, Text
 
@@ -27,7 +27,9 @@ def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
     curve_name = str(spec.options["curve"])
     algorithms = dict(spec.options["algorithms"] or {a: a for a in res.algorithms})
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
+    w, h = panel_size(ncols, 5.2, 3.8)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    banded = False
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         drawn = 0
         for algorithm, label in algorithms.items():
@@ -40,10 +42,11 @@ def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
             (line,) = ax.plot(x, mean, lw=1.4, label=f"{label} ({curves.shape[0]} runs)")
             if curves.shape[0] > 1:
                 ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15, lw=0)
+                banded = True
             drawn += 1
         ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
         ax.set_xlabel(str(spec.options["xlabel"] or "number of trees"))
-        ax.set_ylabel(str(spec.options["ylabel"] or curve_name.replace("_", " ")))
+        ax.set_ylabel(str(spec.options["ylabel"] or metric_words(curve_name)))
         if spec.options["ylim"]:
             ax.set_ylim(*spec.options["ylim"])
         if spec.options["xscale"]:
@@ -51,6 +54,9 @@ def curves_by_algorithm(res: ExperimentResults, spec: FigureSpec):
         ax.grid(alpha=0.3)
         if drawn:
             ax.legend(fontsize=8)
+    caption(fig, f"Each line is an algorithm's mean {metric_words(curve_name)} over its runs (counted in the legend) "
+            "after each number of trees; " + ("the shaded band is ± one standard deviation over those runs."
+                                              if banded else "one run each, so no band is drawn."))
     return finish(fig, axes, len(datasets), spec, rect=(0, 0, 1, 0.97))
 
 
@@ -78,8 +84,9 @@ def importance(res: ExperimentResults, spec: FigureSpec):
     top = int(spec.options["top"])
     n_probes = int(spec.options["noise_features"])
     datasets = res.datasets
+    w, _ = panel_size(len(measures), 4.6, 1.0)
     fig, axes = plt.subplots(len(datasets), len(measures), squeeze=False,
-                             figsize=(4.6 * len(measures), 0.22 * (top + n_probes) * len(datasets) + 1.2))
+                             figsize=(w * len(measures), 0.24 * (top + n_probes) * len(datasets) + 1.2))
     for row, dataset in enumerate(datasets):
         stacks = {m: res.curve(algorithm, m, dataset) for m in measures}
         first = next(iter(measures))
@@ -104,13 +111,16 @@ def importance(res: ExperimentResults, spec: FigureSpec):
             y = np.arange(len(shown))[::-1]
             colors = ["0.6" if i >= n_feat - n_probes else f"C{col}" for i in shown]
             ax.barh(y, mean, xerr=std, color=colors, error_kw={"lw": 0.8, "capsize": 2})
-            ax.set_yticks(y, [names[i] for i in shown], fontsize=7)
+            ax.set_yticks(y, [names[i] for i in shown], fontsize=8)
             ax.axvline(0, color="k", lw=0.6)
             ax.set_title(f"{dataset}: {label} ({vals.shape[0]} runs)", fontsize=9)
             ax.grid(axis="x", alpha=0.3)
     fig.suptitle(textwrap.fill(spec.title, 20 * len(measures) + 20), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    return fig
+    return caption(fig, f"Bars: the mean importance of each feature over {algorithm}'s runs, by the measure named in "
+                   "the panel's title; error bars: ± one standard deviation over those runs. Grey bars are the "
+                   "pure-noise probe features added to the data; the others are the dataset's features, the "
+                   f"{top} most important by the first measure.")
 
 
 @figure_kind("metric_boxes", "boxes of metrics of one algorithm (minus another metric)",
@@ -126,7 +136,10 @@ def metric_boxes(res: ExperimentResults, spec: FigureSpec):
     minus = spec.options["minus"]
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(0.9 * len(metrics) * ncols + 1.5, 3.6 * nrows), squeeze=False)
+    if len(metrics) > 4:  # one panel a row: seven boxes side by side need the width
+        nrows, ncols = len(datasets), 1
+    w, h = panel_size(ncols, 0.9 * len(metrics) + 1.5, 3.6)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         data, labels = [], []
         ref = res.values(algorithm, str(minus), dataset).set_index("key")["value"] if minus else None
@@ -146,4 +159,9 @@ def metric_boxes(res: ExperimentResults, spec: FigureSpec):
         ax.set_title(f"{dataset}  [{n_runs} runs]" if n_runs else f"{dataset}  [no runs yet]", fontsize=10)
         ax.set_ylabel(str(spec.options["ylabel"] or (f"value - {minus}" if minus else "value")))
         ax.grid(axis="y", alpha=0.3)
+    caption(fig, f"One box per quantity, over {algorithm}'s runs" + (f", each run's value minus its {minus}" if minus
+                                                                     else "") +
+            ": the box spans the quartiles, the line inside is the median, the diamond the mean, the whiskers "
+            "reach the furthest values within 1.5 times the box's height, and points beyond them are drawn one by "
+            "one." + (" The dashed line at 0 is no difference." if minus else ""))
     return finish(fig, axes, len(datasets), spec, rect=(0, 0, 1, 0.97))

@@ -6,10 +6,22 @@ two-sample tests. Each is declared (its options, checked by the spec before any 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from forestlab.metrics import MEASURES, ROC_GRID, _tpr_at, roc_curve
 from forestlab.metrics import roc_envelope as roc_envelope_of
-from forestlab.plotting import figure_algorithms, figure_kind, figure_title, finish, grid_shape, roc_frame, roc_panel
+from forestlab.plotting import (
+    caption,
+    figure_algorithms,
+    figure_kind,
+    figure_title,
+    finish,
+    grid_shape,
+    metric_words,
+    panel_size,
+    roc_frame,
+    roc_panel,
+)
 from forestlab.results import ExperimentResults
 from forestlab.spec import (
     ALGORITHM,
@@ -27,8 +39,42 @@ from forestlab.spec import (
     Text,
 )
 
+#: ``published: {file: <experiments/<study>/published/ file>, note: <a sentence for the caption>, <algorithm>:
+#: <its name in the table>...}``: the published values a figure overlays (the rows of that table with the figure's
+#: metric and measure; an algorithm the table names otherwise, such as ``trk_svm_opt`` printed as ``trk_svm``, is
+#: given its published name).
+_PUBLISHED = Field(MappingOf(Text(), Text()))
+_ENVELOPE = ("The dashed grey diagonal is a random ranking; the red line, where drawn, is the optimal ROC curve "
+             "ROC* of the generated problem (computed from its laws).")
+
 _PANEL = Record({"title": Field(Text()), "x": Field(MappingOf(Known("dataset"), Real()), required=True)},
                 "a panel of metric_by_x")
+
+
+def _published(res: ExperimentResults, spec: FigureSpec) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """The published values the figure overlays, by (dataset, algorithm, metric): (value, std; NaN when not
+    printed), from the study's table named by the ``published`` option ({} without one)."""
+    pub = spec.options.get("published")
+    if not pub or not res.study:
+        return {}
+    from forestlab.studies import get_study  # the studies stand above this module's registry
+
+    table = get_study(res.study).read_published(str(pub["file"]))
+    std = table["std"] if "std" in table.columns else np.nan
+    ours = {str(v): str(k) for k, v in pub.items() if k not in ("file", "note")}  # published name -> ours
+    out = {}
+    for row, sd in zip(table.itertuples(), np.broadcast_to(np.asarray(std, dtype=float), len(table)), strict=True):
+        value = pd.to_numeric(row.value, errors="coerce")
+        if np.isfinite(value):
+            algorithm = ours.get(str(row.algorithm), str(row.algorithm))
+            out[(str(row.dataset), algorithm, str(row.metric))] = (float(value), float(sd))
+    return out
+
+
+def _published_note(spec: FigureSpec, res: ExperimentResults) -> str:
+    pub = spec.options.get("published") or {}
+    where = f"experiments/{res.study}/published/{pub.get('file')}"
+    return f"Published values are read from {where}." + (f" {pub['note']}" if pub.get("note") else "")
 
 
 @figure_kind("roc_envelope", "min/max/mean band of the test ROC curves of each algorithm",
@@ -40,7 +86,8 @@ def roc_envelope(res: ExperimentResults, spec: FigureSpec):
 
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
+    w, h = panel_size(ncols, 4.0, 3.8)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         drawn = 0
         for algorithm in (spec.options["algorithms"] or res.algorithms):
@@ -54,23 +101,30 @@ def roc_envelope(res: ExperimentResults, spec: FigureSpec):
         roc_panel(ax, res, dataset, drawn)
         if drawn:
             ax.legend(fontsize=8)
+    caption(fig, "For each algorithm the line is the pointwise mean of its runs' test ROC curves and the shaded band "
+            "spans their pointwise minimum to maximum (the sup-norm envelope of the curves).", _ENVELOPE)
     return finish(fig, axes, len(datasets), spec)
 
 
 @figure_kind("metric_and_measure", "a metric's mean and a measure across runs, per algorithm",
              metric=Field(Text(), "test_auc"),
-             measure=Field(Registered("measure", lambda: list(MEASURES)), "instability"), algorithms=Field(ALGORITHMS))
+             measure=Field(Registered("measure", lambda: list(MEASURES)), "instability"), algorithms=Field(ALGORITHMS),
+             published=_PUBLISHED)
 def metric_and_measure(res: ExperimentResults, spec: FigureSpec):
-    """One panel per dataset: for each algorithm a bar of a metric's mean (± one std over the runs) and, on a
-    second axis, a statistic over its runs (a measure such as the instability) as a marker (depecker2010 Fig. 4.5)."""
+    """One panel per dataset, stacked (the panels keep their width on the page): for each algorithm a bar of a
+    metric's mean (± one std over the runs) and, on a second axis, a statistic over its runs (a measure such as the
+    instability) as a marker (depecker2010 Fig. 4.5); the published values of the ``published`` table beside them,
+    in black and hollow."""
     import matplotlib.pyplot as plt
 
     metric, measure = str(spec.options["metric"]), str(spec.options["measure"])
     algorithms = figure_algorithms(res, spec)
     datasets = res.datasets
-    nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    published = _published(res, spec)
+    fig, axes = plt.subplots(len(datasets), 1, figsize=(7.6, 3.3 * len(datasets) + 0.6), squeeze=False)
     x = np.arange(len(algorithms))
+    shown_pub = False
+    legend: list = []
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         means, stds, inst = [], [], []
         for algorithm in algorithms:
@@ -79,28 +133,55 @@ def metric_and_measure(res: ExperimentResults, spec: FigureSpec):
             means.append(v.mean() if v.size else np.nan)
             stds.append(v.std(ddof=1) if v.size > 1 else np.nan)
             inst.append(res.measure(str(algorithm), measure, dataset))
-        ax.bar(x, means, yerr=stds, color="#4c72b0", alpha=0.85, capsize=2, label=metric)
+        pub_m = [published.get((dataset, a, metric), (np.nan, np.nan)) for a in algorithms]
+        pub_i = [published.get((dataset, a, measure), (np.nan, np.nan))[0] for a in algorithms]
+        handles = [ax.bar(x - 0.1, means, width=0.6, yerr=stds, color="#4c72b0", alpha=0.85, capsize=2,
+                          label=f"{metric_words(metric)}, ours (mean ± std)")]
+        if any(np.isfinite(v) for v, _ in pub_m):
+            shown_pub = True
+            handles.append(ax.errorbar(x + 0.3, [v for v, _ in pub_m],
+                                       yerr=[0 if not np.isfinite(s) else s for _, s in pub_m], fmt="D", ms=5,
+                                       color="black", capsize=2, label=f"{metric_words(metric)}, published"))
+        every = [v for m, s in zip(means, stds, strict=True) for v in (m - np.nan_to_num(s), m + np.nan_to_num(s))]
+        every += [v for m, s in pub_m for v in (m - np.nan_to_num(s), m + np.nan_to_num(s))]
+        every = [v for v in every if np.isfinite(v)]
         finite = [m for m in means if np.isfinite(m)]
-        if finite:
-            lo = min(m - (s if np.isfinite(s) else 0) for m, s in zip(means, stds, strict=True) if np.isfinite(m))
-            ax.set_ylim(max(0.0, lo - 0.05), min(1.0, max(finite) + 0.05))
-        ax.set_ylabel(metric, color="#4c72b0")
+        if every:
+            ax.set_ylim(max(0.0, min(every) - 0.03), min(1.0, max(every) + 0.03))
+        ax.set_ylabel(metric_words(metric), color="#4c72b0", fontsize=10)
         twin = ax.twinx()
-        twin.plot(x, inst, "o", color="#c44e52", label=measure)
-        twin.set_ylabel(measure, color="#c44e52")
-        if np.isfinite(inst).any():
-            twin.set_ylim(0, 1.1 * np.nanmax(inst))
-        ax.set_xticks(x, algorithms, rotation=45, ha="right", fontsize=8)
-        ax.set_title(dataset + ("" if finite else "  [no runs yet]"), fontsize=10)
-    return finish(fig, axes, len(datasets), spec)
+        handles += twin.plot(x - 0.1, inst, "o", ms=7, color="#c44e52", label=f"{measure}, ours")
+        if any(np.isfinite(v) for v in pub_i):
+            shown_pub = True
+            handles += twin.plot(x + 0.3, pub_i, "s", ms=7, mfc="none", mew=1.5, color="#c44e52",
+                                 label=f"{measure}, published")
+        twin.set_ylabel(metric_words(measure), color="#c44e52", fontsize=10)
+        tops = [v for v in [*inst, *pub_i] if np.isfinite(v)]
+        if tops:
+            twin.set_ylim(0, 1.15 * max(tops))
+        ax.set_xticks(x, algorithms, rotation=30, ha="right", fontsize=9)
+        ax.tick_params(axis="y", labelsize=9)
+        twin.tick_params(axis="y", labelsize=9)
+        ax.set_title(dataset + ("" if finite else "  [no runs yet]"), fontsize=11)
+        if ax is axes.flat[0]:
+            legend = handles
+    fig.legend(handles=legend, fontsize=9, loc="lower center", ncol=2)
+    caption(fig, f"Blue bars (left axis): the mean {metric_words(metric)} of each algorithm over its runs; error "
+            f"bars: ± one standard deviation over those runs. Red dots (right axis): the {metric_words(measure)} "
+            "over the same runs (a statistic of the set of runs, no error bar).")
+    if shown_pub:
+        caption(fig, f"Black diamonds: the published mean ± its std; hollow red squares: the published "
+                f"{measure}; a missing one was not printed (or lost). {_published_note(spec, res)}")
+    return finish(fig, axes, len(datasets), spec, rect=(0, 0.6 / fig.get_figheight(), 1, 1))
 
 
 @figure_kind("bars", "bars of a metric per algorithm with marks of other metrics",
-             metric=Field(Text(), "test_auc"), marks=Field(MappingOf(Text(), Text())), algorithms=Field(ALGORITHMS))
+             metric=Field(Text(), "test_auc"), marks=Field(MappingOf(Text(), Text())), algorithms=Field(ALGORITHMS),
+             published=_PUBLISHED)
 def bars(res: ExperimentResults, spec: FigureSpec):
     """One panel per dataset: for each algorithm a bar of a metric's mean with ± one std error bars, and short
     horizontal marks at the means of other metrics (``marks``: metric -> label), e.g. the truncated AUCs on the AUC
-    bars of depecker2010 Figs 5.3, 5.4."""
+    bars of depecker2010 Figs 5.3, 5.4; the published mean ± std of the metric (``published``) beside each bar."""
     import matplotlib.pyplot as plt
 
     metric = str(spec.options["metric"])
@@ -108,7 +189,8 @@ def bars(res: ExperimentResults, spec: FigureSpec):
     algorithms = figure_algorithms(res, spec)
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.4 * nrows), squeeze=False)
+    w, h = panel_size(ncols, 4.0, 3.4)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows + 0.5), squeeze=False)
     x = np.arange(len(algorithms))
     styles = ["_", "x", "."]
 
@@ -117,19 +199,38 @@ def bars(res: ExperimentResults, spec: FigureSpec):
         v = v[np.isfinite(v)]
         return (v.mean() if v.size else np.nan), (v.std(ddof=1) if v.size > 1 else np.nan)
 
+    handles: list = []
+    labels: list = []
+    published = _published(res, spec)
+    shown_pub = False
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         stats = [mean_std(a, metric, dataset) for a in algorithms]
-        ax.bar(x, [m for m, _ in stats], yerr=[s for _, s in stats], color="#8fb0d8", capsize=2, label=metric)
+        ax.bar(x, [m for m, _ in stats], yerr=[s for _, s in stats], color="#8fb0d8", capsize=2,
+               label=f"{metric_words(metric)} (mean ± std)")
+        pub = [published.get((dataset, a, metric), (np.nan, np.nan)) for a in algorithms]
+        if any(np.isfinite(v) for v, _ in pub):
+            ax.errorbar(x + 0.32, [v for v, _ in pub], yerr=[0 if not np.isfinite(sd) else sd for _, sd in pub],
+                        fmt="D", ms=4, color="black", capsize=2, label=f"{metric_words(metric)}, published")
+            shown_pub = True
         for k, (name, label) in enumerate(marks.items()):
             ax.scatter(x, [mean_std(a, name, dataset)[0] for a in algorithms], marker=styles[k % len(styles)],
                        s=160 if styles[k % len(styles)] == "_" else 30, color=f"C{k + 1}", label=str(label),
                        zorder=3)
         ax.set_ylim(0, 1)
+        ax.set_ylabel(metric_words(metric))
         ax.set_xticks(x, algorithms, rotation=45, ha="right", fontsize=8)
         ax.set_title(dataset + ("" if any(np.isfinite(m) for m, _ in stats) else "  [no runs yet]"), fontsize=10)
-        if ax is axes.flat[0]:
-            ax.legend(fontsize=7, loc="lower right")
-    return finish(fig, axes, len(datasets), spec)
+        if len(ax.get_legend_handles_labels()[1]) > len(labels):
+            handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=9, loc="lower center", ncol=min(3, len(labels)))
+    caption(fig, f"Bars: the mean {metric_words(metric)} of each algorithm over its runs; error bars: ± one "
+            "standard deviation over those runs." + (
+                " Marks: the means, over the same runs, of " + ", ".join(
+                    f"{metric_words(m)} ({lab})" for m, lab in marks.items()) + "." if marks else ""))
+    if shown_pub:
+        caption(fig, "Black diamonds: the published mean ± its std, where the study prints one. "
+                + _published_note(spec, res))
+    return finish(fig, axes, len(datasets), spec, rect=(0, 0.45 / fig.get_figheight(), 1, 1))
 
 
 @figure_kind("metric_by_depth", "a curve indexed by tree depth per algorithm, with marks of others",
@@ -146,7 +247,8 @@ def metric_by_depth(res: ExperimentResults, spec: FigureSpec):
     marks = dict(spec.options["marks"] or {})
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+    w, h = panel_size(ncols, 4.2, 3.4)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         drawn = 0
         for algorithm in figure_algorithms(res, spec):
@@ -172,10 +274,15 @@ def metric_by_depth(res: ExperimentResults, spec: FigureSpec):
         if info.get("auc_star") is not None:
             ax.axhline(float(info["auc_star"]), color="red", lw=1, label=f"AUC* {float(info['auc_star']):.3f}")
         ax.set_title(dataset + ("" if drawn else "  [no runs yet]"), fontsize=10)
-        ax.set_xlabel("depth D")
-        ax.set_ylabel("test AUC")
+        ax.set_xlabel("depth D of the tree")
+        ax.set_ylabel(metric_words(name))
         if drawn:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=8)
+    caption(fig, f"Each line is the mean {metric_words(name)} over an algorithm's runs of its tree cut at each depth; "
+            "the shaded band is ± one standard deviation over those runs. The red line, where drawn, is AUC*, the "
+            "optimal AUC of the generated problem (computed from its laws).",
+            (f"Squares: the mean {metric_words(str(spec.options['metric']))} ± one standard deviation of "
+             + ", ".join(str(v) for v in marks.values()) + ", placed at their mean depth.") if marks else "")
     return finish(fig, axes, len(datasets), spec)
 
 
@@ -189,7 +296,8 @@ def roc_at_depth(res: ExperimentResults, spec: FigureSpec):
     depth = int(spec.options["depth"])
     datasets = res.datasets
     nrows, ncols = grid_shape(len(datasets))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.8 * nrows), squeeze=False)
+    w, h = panel_size(ncols, 4.0, 3.8)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
     styles = ["--", ":", "-.", "-"]
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         drawn = 0
@@ -207,7 +315,9 @@ def roc_at_depth(res: ExperimentResults, spec: FigureSpec):
                         label=f"{algorithm}, D={depth} ({len(tprs)} runs)")
                 drawn += 1
         roc_panel(ax, res, dataset, drawn)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=8, loc="lower right")
+    caption(fig, "Each line is the pointwise mean of the test ROC curves of an algorithm's trees cut at depth "
+            f"{depth}, over its runs (counted in the legend); no band is drawn.", _ENVELOPE)
     return finish(fig, axes, len(datasets), spec)
 
 
@@ -224,7 +334,8 @@ def partition_2d(res: ExperimentResults, spec: FigureSpec):
     algorithms = figure_algorithms(res, spec)
     datasets = res.datasets
     ncols = len(algorithms) + 1
-    fig, axes = plt.subplots(len(datasets), ncols, figsize=(3.3 * ncols, 3.2 * len(datasets)), squeeze=False)
+    w, h = panel_size(ncols, 3.3, 3.2)
+    fig, axes = plt.subplots(len(datasets), ncols, figsize=(w * ncols, h * len(datasets) + 0.4), squeeze=False)
     for row, dataset in zip(axes, datasets, strict=True):
         info = res.datasets_info.get(dataset) or {}
         ax = row[0]
@@ -247,31 +358,48 @@ def partition_2d(res: ExperimentResults, spec: FigureSpec):
             by_depth = arr["grid_scores_by_depth"]
             z = np.asarray(by_depth[min(depth, len(by_depth) - 1)], dtype=float).reshape(len(gy), len(gx))
             ax.pcolormesh(gx, gy, z, cmap="Reds", shading="auto")
-            ax.set_xlabel("x1", fontsize=8)
-            ax.set_ylabel("x2", fontsize=8)
+            ax.set_xlabel("first feature x1", fontsize=8)
+            ax.set_ylabel("second feature x2", fontsize=8)
     figure_title(fig, spec)
     fig.tight_layout()
-    return fig
+    return caption(fig, "First column: the level sets of the posterior probability eta(x) = P(Y = +1 | X = x) of the "
+                   "generated problem, darker = higher, where its runs recorded them. Other columns: the cells of "
+                   f"the first run's tree of each algorithm cut at depth {depth}, darker = ranked higher; one run, "
+                   "so no spread is shown.")
 
 
-@figure_kind("optimal_roc", "the optimal ROC curve of each generated dataset")
+@figure_kind("optimal_roc", "the optimal ROC curve of each generated dataset", published=_PUBLISHED)
 def optimal_roc(res: ExperimentResults, spec: FigureSpec):
     """One panel: the optimal ROC curve ROC* of each generated dataset of the experiment, as its runs recorded it
-    (depecker2010 Figs 4.4, 6.1)."""
+    (depecker2010 Figs 4.4, 6.1), its AUC* in the legend beside the published AUC* (metric ``auc_star`` of the
+    ``published`` table) where the study prints one."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    published = _published(res, spec)
+    fig, ax = plt.subplots(figsize=(5.6, 5.0))
     drawn = 0
+    handles = []
     for dataset in res.datasets:
         info = res.datasets_info.get(dataset) or {}
         if info.get("roc_star_tpr"):
-            ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), lw=1.5,
-                    label=f"{dataset} (AUC* {float(info['auc_star']):.3f})")
+            handles += ax.plot(ROC_GRID, np.asarray(info["roc_star_tpr"], dtype=float), lw=1.5,
+                               label=f"{dataset}: AUC* {float(info['auc_star']):.3f}, ours")
+            pub = next((v for (d, _, m), (v, _) in published.items() if d == dataset and m == "auc_star"), None)
+            if pub is not None:
+                handles.append(Line2D([], [], color=handles[-1].get_color(), ls="none", marker="s", mfc="none",
+                                      label=f"{dataset}: AUC* {pub:.3f}, published"))
             drawn += 1
     roc_frame(ax)
     ax.set_title("ROC*" if drawn else "ROC* [no runs of a generated problem yet]", fontsize=10)
     if drawn:
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(handles=handles, fontsize=8, loc="lower right")
+    caption(fig, "Each line is the optimal ROC curve ROC* of a generated problem, computed from its laws (no run "
+            "varies it, so there is no band); its area AUC* is in the legend. The dashed grey diagonal is a "
+            "random ranking.")
+    if published:
+        caption(fig, "The legend's hollow squares give the AUC* the study prints (no curve of its own: the "
+                f"original's image is not transcribed). {_published_note(spec, res)}")
     return finish(fig, np.array([ax]), 1, spec)
 
 
@@ -290,7 +418,8 @@ def metric_by_x(res: ExperimentResults, spec: FigureSpec):
     panels = list(spec.options["panels"])  # at least one (forestlab.spec)
     algorithms = figure_algorithms(res, spec)
     z = float(norm.ppf(0.975))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 3.8), squeeze=False)
+    w, h = panel_size(len(panels), 4.8, 3.8)
+    fig, axes = plt.subplots(1, len(panels), figsize=(w * len(panels), h + 0.3), squeeze=False)
     for ax, panel in zip(axes.flat, panels, strict=True):
         xs = {str(d): float(v) for d, v in dict(panel.get("x") or {}).items()}
         drawn = False
@@ -314,10 +443,16 @@ def metric_by_x(res: ExperimentResults, spec: FigureSpec):
         if hline is not None:
             ax.axhline(float(hline), color="grey", ls="--", lw=0.8, label=f"{float(hline):g}")
         ax.set_xlabel(str(spec.options["x_label"]))
-        ax.set_ylabel(metric)
+        ax.set_ylabel(metric_words(metric))
         if spec.options["rate"]:
             ax.set_ylim(0, 1.02)
         ax.set_title(str(panel.get("title", "")) + ("" if drawn else "  [no runs yet]"), fontsize=10)
         if drawn:
             ax.legend(fontsize=8, loc="upper left")
+    caption(fig, f"Each point is the mean {metric_words(metric)} of an algorithm over its runs on one dataset, "
+            "placed at that dataset's x value; the lines join them.",
+            "The shaded band is each point's 95% Wilson score interval for a proportion over that many runs."
+            if spec.options["rate"] else "No band is drawn.",
+            f"The dashed grey line is at {float(spec.options['hline']):g}." if spec.options["hline"] is not None
+            else "")
     return finish(fig, axes, len(panels), spec)

@@ -8,7 +8,7 @@ import textwrap
 
 import numpy as np
 
-from forestlab.plotting import figure_kind
+from forestlab.plotting import MAX_WIDTH_IN, caption, figure_kind, metric_words
 from forestlab.results import ExperimentResults
 from forestlab.spec import ALGORITHM, Field, FigureSpec, ListOf, MappingOf, Record, Text
 from forestlab.stats import paired_values
@@ -38,7 +38,7 @@ def paired_diff(res: ExperimentResults, spec: FigureSpec):
         vals = {(r.dataset, r.algorithm): float(r.value) for r in table[table["metric"] == metric].itertuples()}
         published = {d: vals[(d, pub["a"])] - vals[(d, pub["b"])] for d in datasets
                      if (d, pub["a"]) in vals and (d, pub["b"]) in vals}
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * len(datasets) + 2), 4.2))
+    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(6.0, 0.75 * len(datasets) + 2)), 4.2))
     width = 0.8 / (len(pairs) + (1 if published else 0))
     x0 = np.arange(len(datasets))
     for k, pair in enumerate(pairs):
@@ -56,9 +56,15 @@ def paired_diff(res: ExperimentResults, spec: FigureSpec):
                 ms=7, label=str(pub.get("label", "published difference")))
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xticks(x0, datasets, rotation=35, ha="right", fontsize=9)
-    ax.set_ylabel(str(spec.options["ylabel"] or f"difference in {metric.replace('_', ' ')}"))
+    ax.set_ylabel(str(spec.options["ylabel"] or f"difference in {metric_words(metric)}"))
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(textwrap.fill(spec.title, 90), fontsize=10)
     fig.tight_layout()
+    caption(fig, f"Each point is the mean, over the splits, of the per-split difference in {metric_words(metric)} "
+            "between the two algorithms of its legend entry (the same split for both); its error bar is the 95% "
+            "t interval of that mean. The line at 0 is no difference.")
+    if published:
+        caption(fig, "Black crosses: the difference of the two published means, labelled published in the legend "
+                f"(experiments/{res.study}/published/{pub['file']}); the study prints no interval for it.")
     return fig

@@ -4,13 +4,14 @@ For each experiment (depecker2010_modern_rankers, _modern_rankers_gauss, _modern
 the plan is counted (its runs, those it shares with the reproduction it reuses, the new ones) and a slice of its new
 runs is executed in this process exactly as a worker runs them: the specs of one job (a split and a ``seed_tag``:
 ``group_specs``) one after the other with one fit cache (``execute_group``'s loop: data, split, tuning, fit,
-evaluation), so what the learners of a job share (c2st and c2st_wilcoxon's forest) is counted once, in the first
-run of the job; the first fold or repetition of each new algorithm on a few datasets chosen to span the sizes. A dataset not in the slice takes the seconds per run of the timed dataset closest in number of
-points. The estimate for 2 cores is the sum over the new runs / 2 (the runner keeps both workers busy: thousands of
-independent runs). CPU seconds (``time.process_time``) are reported beside wall seconds because the machine may be
-shared; the estimate uses CPU seconds (one BLAS thread, n_jobs=1 inside each run).
+evaluation), so what the learners of a job share (c2st and c2st_wilcoxon's forest) is counted once, in the first run
+of the job; the first fold or repetition of each new algorithm on a few datasets chosen to span the sizes. A dataset
+not in the slice takes the seconds per run of the timed dataset closest in number of points. The estimate for 2
+cores is the sum over the new runs / 2 (the runner keeps both workers busy: thousands of independent runs). CPU
+seconds (``time.process_time``) are reported beside wall seconds because the machine may be shared; the estimate
+uses CPU seconds (one BLAS thread, n_jobs=1 inside each run).
 
-    python tests/benchmarks/bench_modern_experiments.py [--only depecker2010_modern_tests,...]
+python tests/benchmarks/bench_modern_experiments.py [--only depecker2010_modern_tests,...]
 """
 
 from __future__ import annotations
