@@ -901,6 +901,16 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         own_seeds = {}
     datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
                      for name in dataset_names)
+    if protocol.kind == "holdout" and protocol.sizes_from:
+        unsized = [d.name for d in datasets if "splits" not in d.cfg]
+        if unsized:  # said, never silent: the study's split sizes cannot apply to data it never had
+            from forestlab.protocols import DEFAULT_TRAIN_SIZE  # local: protocols loads scikit-learn
+
+            train = protocol.train_size if protocol.train_size is not None else DEFAULT_TRAIN_SIZE
+            notes.append(f"{', '.join(unsized)} {'has' if len(unsized) == 1 else 'have'} no split sizes for "
+                         f"{protocol.sizes_from} (no `splits:` in {'its' if len(unsized) == 1 else 'their'} config): "
+                         f"split with protocol.train_size={train}, protocol.test_size={protocol.test_size} "
+                         "(null: the rest)")
     algorithms = []
     for name in as_list(exp.get("algorithms")):
         alg = _node(cfg, "algorithm", name)
