@@ -48,12 +48,12 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from forestlab import __version__
 from forestlab._values import is_int
 from forestlab.config import resolve_path, validate
 from forestlab.datasets import generated_info, load_dataset
 from forestlab.datasets._fetch import configured_mirror
 from forestlab.datasets._load import processed_ready
+from forestlab.environment import run_provenance
 from forestlab.errors import ConfigError, DatasetError, FailureKind, ForestlabError, Terminated, one_line
 from forestlab.evaluation import backfill, outputs_metrics
 from forestlab.experiment import Experiment, content_hash, protocol_for
@@ -587,7 +587,7 @@ def _record_row(spec: RunSpec, rec: Mapping[str, Any], arrays: list[str]) -> dic
         "dataset": spec.dataset, "algorithm": spec.algorithm, "protocol": spec.protocol, "seed": spec.seed,
         "repetition": spec.repetition, "fold": spec.fold, "spec": spec.identity, "selected": rec["selected"],
         "metrics": rec["metrics"], "timings": rec["timings"], "arrays": arrays, "error": rec["error"],
-        "failure": rec.get("failure"), "forestlab_version": __version__,
+        "failure": rec.get("failure"), **run_provenance(),  # forestlab's version, commit, packages: once a process
         "learner_version": spec.identity["learner"]["version"],
     }
 
