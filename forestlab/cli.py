@@ -363,7 +363,12 @@ def run(
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
     _setup_logging(quiet)
-    exp = _experiment(overrides)  # before the runner's imports (scikit-learn): a bad override answers at once
+    from forestlab.config import definition, expand_named, is_registered, load_experiment
+
+    expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
+    exp = load_experiment(expanded)  # before the runner's imports (scikit-learn): a bad override answers at once
+    # an experiment named by experiment.name= records what composes it, for the commands that read it by its name
+    named = None if is_registered(exp.name) or exp.from_choices else definition(expanded)
     from forestlab.runner import is_terminal, run_experiment
 
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
@@ -384,7 +389,8 @@ def run(
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     single = exp.prints_runs  # a single run's result is what the user came for
-    summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress)
+    summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress,
+                             definition=named)
     store_path = summary.results_dir / "runs.sqlite"
     if single and not summary.skipped:
         for line in _single_run_lines(summary.records, summary.keys):

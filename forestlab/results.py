@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from forestlab._values import is_number
+from forestlab.config import is_registered
 from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import Experiment
@@ -121,6 +122,9 @@ class ExperimentResults:
     algorithms: list[str] = None  # type: ignore[assignment]
     chosen: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     repetitions: tuple[int, ...] | None = None
+    #: An experiment named by ``experiment.name=`` (not in ``conf/experiment/``: a study's protocol on the user's
+    #: data): a claim that combines the study's other experiments is about the study's datasets, not judged on it.
+    named: bool = False
     arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
     #: Arrays read by run key, shared by every view of these results (a run's key decides its arrays).
@@ -463,7 +467,9 @@ def load_results(experiment: Experiment, results_dir: str | Path, *,
         res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment),
                     smoke=smoke, shrunk=experiment.shrunk, seed=seed, seeds=seeds, metrics=metrics,
                     sibling_loader=sibling)
-    return res.with_choices(experiment.choices)
+    named = not experiment.from_choices and not is_registered(experiment.name)
+    return replace(res, named=True, _arrays=res._arrays).with_choices(experiment.choices) if named else \
+        res.with_choices(experiment.choices)
 
 
 def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | None, spec: dict[str, Any],

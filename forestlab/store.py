@@ -396,6 +396,21 @@ class Store:
                 return self._recorded(row)
         return None
 
+    def recorded_definition(self, experiment: str) -> list[str] | None:
+        """The overrides that define ``experiment``, an experiment named by ``experiment.name=`` (not registered in
+        ``conf/experiment/``), as its newest plan recorded them (:func:`forestlab.config.definition`); None when no
+        plan of it recorded one."""
+        for row in self.plans(experiment).itertuples():
+            found = row.summary.get("definition")
+            if isinstance(found, list):
+                return [str(o) for o in found]
+        return None
+
+    def named_experiments(self) -> list[str]:
+        """The experiments with a recorded definition (named by ``experiment.name=``, see
+        :meth:`recorded_definition`) and a stored run, sorted."""
+        return [name for name in self.experiments() if self.recorded_definition(name) is not None]
+
     def _recorded(self, row: Any) -> RecordedPlan:
         rows = self._select("SELECT key, dataset, algorithm, repetition, fold FROM plan_runs WHERE plan_id = ? "
                             "ORDER BY position", (row.plan_id,))
