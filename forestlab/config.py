@@ -811,7 +811,8 @@ def _validate(cfg: DictConfig) -> Experiment:
     for alg in experiment.algorithms:
         _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
     # what the reports draw, last: a wrong choice of datasets or algorithms is named as such first
-    reports = build_reports(to_container(cfg.experiment), [a.name for a in experiment.algorithms],
+    # its tables as resolve() made them (a single run of several algorithms: every algorithm's cells)
+    reports = build_reports(experiment.spec, [a.name for a in experiment.algorithms],
                             as_list(cfg.experiment.get("datasets")), known_algorithms=group_options("algorithm"),
                             known_datasets=group_options("dataset"))
     return dataclasses.replace(experiment, reports=reports, cfg=cfg)
@@ -1003,6 +1004,9 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
             raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
                               "remove the duplicate")
     spec = dict(_plain(exp))
+    if spec.get("from_choices") and len(algorithms) > 1:
+        spec["tables"] = _every_algorithm(spec.get("tables") or [], str(cfg.algorithm.get("name")),
+                                          [a.name for a in algorithms])
     # the tables, figures, choices and claims, every key checked against the algorithms and the listed datasets
     reports = build_reports(spec, [a.name for a in algorithms], listed) if with_reports else Reports()
     return Experiment(
@@ -1013,6 +1017,25 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         limits=limits, smoke=smoke, shrunk=shrunk, notes=tuple(notes), reports=reports,
         from_choices=bool(spec.get("from_choices", False)), prints_runs=bool(spec.get("prints_runs", False)),
         other_choices_stale=bool(spec.get("other_choices_stale", True)))
+
+
+def _every_algorithm(tables: list[Any], chosen: str, algorithms: list[str]) -> list[Any]:
+    """The tables of an experiment of the command line's choices (``experiment.from_choices``: the single run) when
+    it lists several algorithms (``experiment.algorithms=[rf,sorf,mincq]``): each cell written for the chosen
+    algorithm (``${algorithm.name}``) is repeated for every listed one, in their order, so one table holds them
+    all."""
+    out = []
+    for table in tables:
+        if not isinstance(table, dict) or not isinstance(table.get("cells"), list):
+            out.append(table)
+            continue
+        cells = []
+        for algorithm in algorithms:
+            cells += [{**c, "algorithm": algorithm} for c in table["cells"]
+                      if isinstance(c, dict) and c.get("algorithm") == chosen]
+        cells += [c for c in table["cells"] if not (isinstance(c, dict) and c.get("algorithm") == chosen)]
+        out.append({**table, "cells": cells})
+    return out
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:
