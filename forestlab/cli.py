@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.util
 import logging
 import logging.handlers
 import os
@@ -597,6 +598,53 @@ def report(overrides: Overrides = None) -> None:
     index = build_site(overrides or [])
     _say(f"forestlab: report built in {time.perf_counter() - t0:.1f}s: {index}", err=True)
     typer.echo(str(index))
+
+
+@app.command()
+@handle_errors
+def export(experiment: Annotated[str, typer.Argument(help="Experiment (registered, or named by experiment.name=).")],
+           overrides: Overrides = None,
+           out: Annotated[str, typer.Option("--out", "-o", metavar="FILE",
+                                            help="FILE.csv, or FILE.parquet (needs pyarrow).")] = "",
+           ) -> None:
+    """Write an experiment's runs to a CSV or Parquet file, one row per run: its dataset, algorithm, repetition,
+    fold and seed, its metrics and chosen hyperparameters, its learner's parameters (param.NAME), its time and what
+    produced it (forestlab.read_results(NAME).to_frame() in Python)."""
+    if not out:
+        raise ConfigError("forestlab export needs --out FILE.csv (or FILE.parquet)")
+    target = Path(out).expanduser()
+    suffix = target.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ConfigError(f"--out {out}: the file name must end in .csv or .parquet (the format is its suffix)")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ConfigError(f"--out {out}: writing Parquet needs pyarrow, which is not installed: `pip install "
+                          "pyarrow`, or write CSV (--out FILE.csv)")
+    if "=" in experiment:
+        raise ConfigError(f"forestlab export needs an experiment name first, got '{experiment}'")
+    for exp, res in _stored_results(experiment, overrides, "export"):
+        frame = res.to_frame()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if suffix == ".csv":
+                frame.to_csv(target, index=False)
+            else:
+                _parquet_ready(frame).to_parquet(target, index=False)
+        except OSError as exc:
+            raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from None
+        _say(f"forestlab: wrote {len(frame)} runs of {exp.name} ({len(frame.columns)} columns) to {target}", err=True)
+        typer.echo(str(target))
+
+
+def _parquet_ready(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each column of mixed Python types (a parameter that is a number for one learner and a word
+    for another) written as text, as Parquet needs one type per column (missing values stay missing)."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            kinds = {type(v) for v in out[col] if v is not None and v == v}
+            if len(kinds) > 1 or kinds & {dict, list, tuple}:
+                out[col] = [None if v is None or v != v else str(v) for v in out[col]]
+    return out
 
 
 def _check_read_size(exp: Experiment | ExperimentFacts, store: Store | None = None) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from forestlab._values import is_number
-from forestlab.config import is_registered
+from forestlab.config import is_registered, load_experiment, resolve_path
 from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import Experiment
@@ -180,6 +180,48 @@ class ExperimentResults:
         listed = self.spec.get("datasets") or self.datasets
         return Context(tuple(self.algorithms), tuple([listed] if isinstance(listed, str) else listed),
                        check_names=bool(self.algorithms))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The experiment's done runs as a DataFrame, one row per run: ``experiment``, ``study``, ``dataset``,
+        ``algorithm``, ``repetition``, ``fold`` (None outside k-fold), ``seed`` (the base seed: a run's seeds derive
+        from it, the dataset and the repetition), ``key``; then every metric and chosen hyperparameter under its
+        name, as the tables read them (``test_risk``, ``c``, ...); the learner's parameters as ``param.NAME``;
+        ``seconds`` (fit and evaluation); and what produced the run: ``forestlab_version``, ``git_commit``,
+        ``git_dirty`` (None for a run stored before forestlab recorded them). In plan order."""
+        base = self.runs.reset_index(drop=True)
+        ids = ["key", "dataset", "algorithm", "repetition", "fold"]
+        values = [c for c in base.columns if c not in ids]
+        out = pd.DataFrame({"experiment": self.name, "study": self.study, **{c: base[c] for c in ids[1:]}},
+                           index=base.index)
+        out["fold"] = [None if f is None or f != f else int(f) for f in base["fold"]]
+        extra: dict[str, list[Any]] = {"seed": [], "seconds": [], "forestlab_version": [], "git_commit": [],
+                                       "git_dirty": []}
+        params: list[dict[str, Any]] = []
+        records = pd.DataFrame()
+        if self.results_dir is not None and len(base):
+            with Store(self.results_dir, readonly=True) as store:
+                records = store.records(base["key"].tolist()).set_index("key")
+        for key in base["key"]:
+            rec = records.loc[key] if key in records.index else None
+            spec = rec["spec"] if rec is not None else {}
+            extra["seed"].append(spec.get("seed", self.seed) if isinstance(spec, dict) else self.seed)
+            timings = rec["timings"] if rec is not None else {}
+            extra["seconds"].append(float(timings.get("total", float("nan"))) if timings else float("nan"))
+            for col in ("forestlab_version", "git_commit", "git_dirty"):
+                value = rec[col] if rec is not None else None
+                extra[col].append(None if value is None or value != value else value)
+            learner = (spec.get("learner") or {}) if isinstance(spec, dict) else {}
+            params.append({f"param.{k}": v for k, v in (learner.get("params") or {}).items()})
+        out["seed"] = extra["seed"]
+        out["key"] = base["key"]
+        for col in values:
+            out[col] = base[col]
+        param_frame = pd.DataFrame(params, index=base.index)
+        out = pd.concat([out, param_frame], axis=1)
+        out["seconds"] = extra["seconds"]
+        for col in ("forestlab_version", "git_commit", "git_dirty"):
+            out[col] = extra[col]
+        return out
 
     def claims(self) -> list[str]:
         return [str(c) for c in self.spec.get("claims") or []]
@@ -437,6 +479,15 @@ def _report_spec(experiment: Experiment) -> dict[str, Any]:
                                      if a.selection.optimistic] + \
         [c.name for c in choices]  # chosen after the fact on the test folds
     return spec
+
+
+def read(experiment: str, *overrides: str) -> ExperimentResults:
+    """The stored results of experiment ``experiment`` (registered in ``conf/experiment/``, or one of your own named
+    by ``experiment.name=``), composed with ``overrides`` as ``forestlab tables NAME OVERRIDES`` reads them:
+    ``read("mine").to_frame()`` is its runs as a DataFrame (:meth:`ExperimentResults.to_frame`).
+    ``forestlab.read_results`` is this function."""
+    exp = load_experiment([f"experiment={experiment}", *overrides])
+    return load_results(exp, resolve_path(exp.paths.results_dir), metrics=exp.metrics)
 
 
 def load_results(experiment: Experiment, results_dir: str | Path, *,
