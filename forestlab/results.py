@@ -473,8 +473,15 @@ def _report_spec(experiment: Experiment) -> dict[str, Any]:
     them optimistic)."""
     spec = dict(experiment.spec)
     choices = experiment.choices
+    tables = list(experiment.tables)
+    if experiment.study and not experiment.from_choices and not is_registered(experiment.name):
+        # an experiment of your own: a published table is compared only where it has one of the study's datasets
+        # (a dataset whose config lists the study under `studies:`); on your data alone there is nothing to set
+        # beside it
+        theirs = [d.name for d in experiment.datasets if experiment.study in (d.cfg.get("studies") or [])]
+        tables = [t if t.published is None or theirs else replace(t, published=None) for t in tables]
     # the checked specs, built once with the experiment
-    spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
+    spec.update(tables=tables, figures=list(experiment.figures), choices=list(choices))
     spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
                                      if a.selection.optimistic] + \
         [c.name for c in choices]  # chosen after the fact on the test folds
