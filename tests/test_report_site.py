@@ -291,13 +291,25 @@ def test_provenance_on_every_page(site):
         assert f"forestlab {__version__}, commit " in text, page.name
         assert re.search(r"commit ([0-9a-f]{40}|unknown)", text), page.name
         assert f"numpy {numpy.__version__}" in text and f"scikit-learn {sklearn.__version__}" in text
-        assert "scikit-posthocs" in text and "report built" in text and "config hashes" in text
+        assert "scikit-posthocs" in text and "report built" in text
+        # a config hash is said once per experiment, in its own provenance, never in every page's footer
+        assert "config hashes" not in text
+        assert text.count("config hash (composed config") == page.read_text(encoding="utf-8").count(
+            '<details class="provenance">')
     text = _text(_page(site, "other.html"))
     assert "Provenance of quickstart" in text
     assert re.search(r"config hash \(composed config, without paths and launcher\) [0-9a-f]{24}", text)
+    # what produced its runs: this checkout's commit (dirty or not) and the packages, for all 18 runs
+    assert re.search(r"forestlab commits that ran them ([0-9a-f]{40}|unknown)( \(\+ uncommitted changes\))? "
+                     r"\(18 runs\)", text), text
+    assert re.search(rf"package versions that ran them python [\d.]+, .*numpy {numpy.__version__}, .*"
+                     rf"scikit-learn {sklearn.__version__}.* \(18 runs\)", text)
     assert "runs planned / done / failed / pending 18 / 18 / 0 / 0" in text
     assert re.search(r"runs finished \d{4}-\d\d-\d\d \d\d:\d\d", text)
-    assert "forestlab run experiment=quickstart seeds=3 limits.max_estimators=10 limits.max_datasets=3" in text
+    # complete: the data mirror the runs read (when one is set) and the workers
+    mirror = f"FORESTLAB_DATA_MIRROR={mirror_path()} " if mirror_path() is not None else ""
+    assert (f"{mirror}forestlab run experiment=quickstart seeds=3 limits.max_estimators=10 limits.max_datasets=3 "
+            "launcher.n_jobs=1") in text
 
 
 def test_missing_runs_and_figures_get_placeholders(site):

@@ -173,7 +173,7 @@ def commands(name: str, overrides: Sequence[str], *, n_jobs: int | None = None, 
     workers = [f"launcher.n_jobs={n_jobs}"] if n_jobs is not None and "launcher.n_jobs" not in given else []
     run = [*definition] if definition else [f"experiment={name}"]
     run = [o for o in run if o.split("=", 1)[0].lstrip("+~") not in given]
-    return Commands(run=shlex.join([*prefix, "forestlab", "run", *run, *workers, *ov]),
+    return Commands(run=shlex.join([*prefix, "forestlab", "run", *run, *ov, *workers]),
                     tables=shlex.join([*prefix, "forestlab", "tables", name, *ov]),
                     figures=shlex.join([*prefix, "forestlab", "figures", name, *ov]),
                     compare=shlex.join([*prefix, "forestlab", "compare", name, *ov]),

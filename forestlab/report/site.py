@@ -713,9 +713,8 @@ def _commands(exp: Experiment, overrides: Sequence[str]) -> prov.Commands:
     if not exp.from_choices and not is_registered(exp.name):
         with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
             definition = store.recorded_definition(exp.name)
-    mirror = exp.paths.mirror if exp.paths.mirror else None
-    return prov.commands(exp.name, overrides, n_jobs=exp.launcher.n_jobs, mirror=str(mirror) if mirror else None,
-                         definition=definition)
+    mirror = str(resolve_path(exp.paths.mirror)) if exp.paths.mirror else None  # absolute: rerun from anywhere
+    return prov.commands(exp.name, overrides, n_jobs=exp.launcher.n_jobs, mirror=mirror, definition=definition)
 
 
 def _experiment_provenance(ev: ExperimentView) -> str:
