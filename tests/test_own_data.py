@@ -84,6 +84,12 @@ def walk_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def _text(page: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
 def _shown(lines: list[str]) -> list[str]:
     """The README's output lines that must appear as they are (those with an elided part "…" cannot)."""
     return [line.rstrip() for line in lines if line.strip() and "…" not in line]
@@ -114,7 +120,17 @@ def test_the_readme_walkthrough_prints_what_the_readme_shows(walk_dir):
         with contextlib.redirect_stdout(buffer):
             exec(compile(statement, "README", "exec"), namespace)  # noqa: S102 - the README's own statements
         _check_output(expected, buffer.getvalue(), walk_dir, [statement])
-    assert (walk_dir / "results" / "report" / "yours.html").is_file()
+    site = walk_dir / "results" / "report"
+    yours = _text((site / "yours.html").read_text(encoding="utf-8"))
+    assert "Experiment mine" in yours and "Provenance of mine" in yours
+    assert re.search(r"forestlab commits that ran them ([0-9a-f]{40}|unknown)\S* .*\(9 runs\)", yours)
+    # its rerun command is its whole definition (the store is not needed to rerun it)
+    assert ("forestlab run experiment=uci_binary 'experiment.datasets=[mydata]' experiment.name=mine seeds=3 "
+            "launcher.n_jobs=1") in yours
+    index = _text((site / "index.html").read_text(encoding="utf-8"))
+    assert re.search(r"your experiments Your experiments: .* 1 of 1 .* 9 done, 0 failed", index)
+    study = (site / "zirakiza2013.html").read_text(encoding="utf-8")
+    assert 'id="mine"' not in study  # never counted in the study's page
 
 
 def test_the_readme_walkthrough_runs_fast_on_small_forests(walk_dir):
