@@ -515,6 +515,13 @@ def load_experiment(overrides: Sequence[str] = ()) -> Experiment:
         raise ConfigError(f"experiment.name={experiment.name} is the name of the registered experiment "
                           f"conf/experiment/{experiment.name}.yaml: its runs and tables would mix with it; choose a "
                           "name of your own")
+    base = chosen_experiment(overrides)
+    described = any(override_key(o) == "experiment.description" for o in overrides if "=" in o)
+    if renamed and base and not is_registered(experiment.name) and not described:
+        # what it is, said where its base's description would claim the base's datasets
+        datasets = ", ".join(d.name for d in experiment.datasets)
+        experiment = dataclasses.replace(experiment, description=(
+            f"your experiment: {base}'s algorithms and protocol on {datasets} ({base}: {experiment.description})"))
     return experiment
 
 
