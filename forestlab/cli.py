@@ -500,9 +500,13 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     figure_kinds(complete=True)  # the plug-ins' drawings and claims: a kept experiment is not validated again
     experiment, overrides = _split_args(experiment, overrides)
     names = _experiments_for(experiment, overrides)
+    every = experiment is None and names == _registered()  # then yours (experiment.name=) too
     found = 0
-    for name in names:
+    for i, name in enumerate(names):
         exp = cached_experiment(_with_experiment(overrides, name))  # kept as JSON: no validation when unchanged
+        if every and i == len(names) - 1:  # the store is known now: your experiments after the registered ones
+            every = False
+            names.extend(_named_in_store(exp))
         _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else
@@ -514,6 +518,21 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     if not found and len(names) > 1:
         _say(f"forestlab: no runs stored for any of the {len(names)} experiments under these overrides: nothing to "
              f"{what}; `forestlab status` shows what is stored, `forestlab run experiment=NAME` runs one", err=True)
+
+
+def _registered() -> list[str]:
+    from forestlab.config import list_options
+
+    return list_options("experiments")
+
+
+def _named_in_store(exp: Experiment) -> list[str]:
+    """Your experiments (named by ``experiment.name=``) in the store ``exp`` reads."""
+    from forestlab.config import is_registered, resolve_path
+    from forestlab.store import Store
+
+    with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
+        return [n for n in store.named_experiments() if not is_registered(n)]
 
 
 def _output(exp: Experiment, kind: str) -> Path:

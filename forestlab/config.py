@@ -310,7 +310,7 @@ def is_registered(name: str) -> bool:
     return name in group_options("experiment")
 
 
-def _results_dir(overrides: Sequence[str]) -> Path:
+def results_dir_for(overrides: Sequence[str]) -> Path:
     """The results folder the ``paths`` overrides (and the environment) give, without composing an experiment."""
     cfg = _compose_unchecked([o for o in overrides if override_key(o).split(".")[0] == "paths"])
     return resolve_path(cfg.paths.results_dir)
@@ -328,7 +328,7 @@ def expand_named(overrides: Sequence[str]) -> list[str]:
         return overrides
     from forestlab.store import Store  # local: the store loads numpy and pandas, composing a config does not
 
-    results_dir = _results_dir(overrides)
+    results_dir = results_dir_for(overrides)
     with Store(results_dir, readonly=True) as store:
         recorded = store.recorded_definition(name)
     if recorded is None:
