@@ -311,8 +311,14 @@ def is_registered(name: str) -> bool:
 
 
 def results_dir_for(overrides: Sequence[str]) -> Path:
-    """The results folder the ``paths`` overrides (and the environment) give, without composing an experiment."""
-    cfg = _compose_unchecked([o for o in overrides if override_key(o).split(".")[0] == "paths"])
+    """The results folder the ``paths`` overrides (and the environment) give, without composing an experiment: read
+    from ``conf/paths/default.yaml`` alone (milliseconds) when nothing else can set it (no ``paths`` override, no
+    ``conf/local/default.yaml``), else composed with those overrides."""
+    given = [o for o in overrides if "=" in o and override_key(o).split(".")[0] == "paths"]
+    if not given and not (conf_dir() / "local" / "default.yaml").is_file():
+        paths = load_group_option("paths", "default")
+        return resolve_path(OmegaConf.create({"paths": paths}).paths.results_dir)
+    cfg = _compose_unchecked(given)
     return resolve_path(cfg.paths.results_dir)
 
 
