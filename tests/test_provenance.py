@@ -46,7 +46,7 @@ def test_rerun_commands_are_complete():
     cmds = prov.commands("uci_binary", ["seeds=3"], n_jobs=2, mirror="/data/mirror")
     assert cmds.run == ("FORESTLAB_DATA_MIRROR=/data/mirror forestlab run experiment=uci_binary seeds=3 "
                         "launcher.n_jobs=2")
-    assert cmds.tables == "FORESTLAB_DATA_MIRROR=/data/mirror forestlab tables uci_binary seeds=3"
+    assert cmds.tables == "forestlab tables uci_binary seeds=3"  # reads the store only
     # workers the overrides set are not set twice; no mirror, no prefix
     assert prov.commands("q", ["launcher.n_jobs=4"], n_jobs=4).run == "forestlab run experiment=q launcher.n_jobs=4"
     # an experiment of your own: its whole definition, so that the run needs no store to find it; an override of

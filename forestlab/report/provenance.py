@@ -163,8 +163,8 @@ class Commands:
 
 def commands(name: str, overrides: Sequence[str], *, n_jobs: int | None = None, mirror: str | None = None,
              definition: Sequence[str] | None = None) -> Commands:
-    """The exact commands for experiment ``name`` run with the report's ``overrides``: the data mirror the runs
-    read (``FORESTLAB_DATA_MIRROR=...``, when one is set), the workers (``launcher.n_jobs``) unless the overrides
+    """The exact commands for experiment ``name`` run with the report's ``overrides``: the data mirror the run
+    reads (``FORESTLAB_DATA_MIRROR=...``, when one is set), the workers (``launcher.n_jobs``) unless the overrides
     set them, and, for an experiment named by ``experiment.name=`` (``definition``: the overrides that compose it),
     its whole definition, so that the run command needs no store to find it."""
     ov = list(overrides)
@@ -173,8 +173,9 @@ def commands(name: str, overrides: Sequence[str], *, n_jobs: int | None = None, 
     workers = [f"launcher.n_jobs={n_jobs}"] if n_jobs is not None and "launcher.n_jobs" not in given else []
     run = [*definition] if definition else [f"experiment={name}"]
     run = [o for o in run if o.split("=", 1)[0].lstrip("+~") not in given]
+    # only the run reads data files: the other commands read the store
     return Commands(run=shlex.join([*prefix, "forestlab", "run", *run, *ov, *workers]),
-                    tables=shlex.join([*prefix, "forestlab", "tables", name, *ov]),
-                    figures=shlex.join([*prefix, "forestlab", "figures", name, *ov]),
-                    compare=shlex.join([*prefix, "forestlab", "compare", name, *ov]),
-                    report=shlex.join([*prefix, "forestlab", "report", *ov]))
+                    tables=shlex.join(["forestlab", "tables", name, *ov]),
+                    figures=shlex.join(["forestlab", "figures", name, *ov]),
+                    compare=shlex.join(["forestlab", "compare", name, *ov]),
+                    report=shlex.join(["forestlab", "report", *ov]))
