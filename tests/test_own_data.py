@@ -228,3 +228,17 @@ def test_a_single_run_of_several_algorithms_tables_them_all(walk_dir):
         encoding="utf-8").splitlines() if line.startswith("| dataset"))
     for algorithm in ("rf", "sorf", "mincq"):
         assert f"| {algorithm} test_risk |" in header
+
+
+def test_export_says_what_it_needs(walk_dir, monkeypatch):
+    import importlib.util
+
+    res = runner.invoke(app, ["export", "mine"])
+    assert res.exit_code == 2 and "needs --out FILE.csv" in res.output
+    res = runner.invoke(app, ["export", "mine", "--out", "runs.json"])
+    assert res.exit_code == 2 and "must end in .csv or .parquet" in res.output
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    res = runner.invoke(app, ["export", "mine", "--out", "runs.parquet"])
+    assert res.exit_code == 2 and "writing Parquet needs pyarrow, which is not installed" in res.output
+    assert not (walk_dir / "runs.parquet").exists()
