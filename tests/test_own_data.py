@@ -12,6 +12,7 @@ definition recorded with its plan), and what the study's claims say on it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import re
 import shlex
@@ -159,6 +160,12 @@ def test_the_readme_walkthrough_runs_fast_on_small_forests(walk_dir):
     assert len(frame) == 9 and set(frame["algorithm"]) == {"rf", "sorf", "mincq"}
     assert {"dataset", "repetition", "fold", "seed", "test_risk", "param.n_estimators", "git_commit"} <= set(frame)
     assert (frame["param.n_estimators"] == 10).all() and (frame["experiment"] == "mine").all()
+    if importlib.util.find_spec("pyarrow") is not None:  # the same frame as Parquet (mixed-type columns as text)
+        res = runner.invoke(app, ["export", "mine", "--out", "mine.parquet"])
+        assert res.exit_code == 0, res.output
+        parquet = pd.read_parquet(walk_dir / "mine.parquet")
+        assert list(parquet.columns) == list(frame.columns) and parquet["test_risk"].tolist() == pytest.approx(
+            frame["test_risk"].tolist())
     _check_named(walk_dir)
 
 
@@ -231,8 +238,6 @@ def test_a_single_run_of_several_algorithms_tables_them_all(walk_dir):
 
 
 def test_export_says_what_it_needs(walk_dir, monkeypatch):
-    import importlib.util
-
     res = runner.invoke(app, ["export", "mine"])
     assert res.exit_code == 2 and "needs --out FILE.csv" in res.output
     res = runner.invoke(app, ["export", "mine", "--out", "runs.json"])
