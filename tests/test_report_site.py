@@ -196,8 +196,9 @@ def test_study_page_tables_published_values_and_marks(site):
     assert "not printed" in text and "illegible in the OCR'd thesis" in text
     # the reproduced table as `forestlab tables` writes it, and the command that reruns it, beside it
     assert "▸" in text and "9/9" in text
-    assert ("forestlab run experiment=uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3 && "
-            "forestlab tables uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3") in text
+    assert ("forestlab run experiment=uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3 "
+            "launcher.n_jobs=1 && forestlab tables uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3"
+            ) in text
     # the paired tests forestlab already has, beside the comparison across datasets
     assert "sorf vs rf (test_risk, lower is better), 3 datasets" in text
     # the claims, each with its test and evidence
@@ -318,7 +319,9 @@ def test_missing_runs_and_figures_get_placeholders(site):
     # uci_binary_stumps was not run: its section says so, with the command, and shows the published values
     section = page[page.index('id="uci_binary_stumps"'):page.index('id="uci_multiclass"')]
     assert "no run stored for this configuration yet" in _text(section)
-    assert "Nothing to show until it runs: forestlab run experiment=uci_binary_stumps seeds=3" in _text(section)
+    mirror = f"FORESTLAB_DATA_MIRROR={mirror_path()} " if mirror_path() is not None else ""
+    assert f"Nothing to show until it runs: {mirror}forestlab run experiment=uci_binary_stumps seeds=3" in \
+        _text(section)
     assert 'class="mark m-no-run"' in section and "m-agree" not in section
     # a figure not drawn: a placeholder with the command that draws it, and no image
     assert "Not drawn yet" in text and "forestlab figures zirakiza2013_fig4_1" in text
