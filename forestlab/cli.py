@@ -369,7 +369,7 @@ def run(
     expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
     exp = load_experiment(expanded)  # before the runner's imports (scikit-learn): a bad override answers at once
     # an experiment named by experiment.name= records what composes it, for the commands that read it by its name
-    named = None if is_registered(exp.name) or exp.from_choices else definition(expanded)
+    named = None if is_registered(exp.name) else definition(expanded)
     from forestlab.runner import is_terminal, run_experiment
 
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent

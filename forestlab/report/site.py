@@ -710,7 +710,7 @@ def _commands(exp: Experiment, overrides: Sequence[str]) -> prov.Commands:
     """The commands that rerun ``exp`` as the report read it: with the data mirror its runs read, its workers and,
     for an experiment of your own (``experiment.name=``), the definition recorded with its plan."""
     definition = None
-    if not exp.from_choices and not is_registered(exp.name):
+    if not is_registered(exp.name):
         with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
             definition = store.recorded_definition(exp.name)
     mirror = str(resolve_path(exp.paths.mirror)) if exp.paths.mirror else None  # absolute: rerun from anywhere
