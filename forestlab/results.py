@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from forestlab._values import is_number
-from forestlab.config import is_registered, load_experiment, resolve_path
 from forestlab.errors import ConfigError
 from forestlab.evaluation import backfill
 from forestlab.experiment import Experiment
@@ -468,13 +467,13 @@ def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, index=records.index)
 
 
-def _report_spec(experiment: Experiment) -> dict[str, Any]:
+def _report_spec(experiment: Experiment, named: bool = False) -> dict[str, Any]:
     """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
     them optimistic)."""
     spec = dict(experiment.spec)
     choices = experiment.choices
     tables = list(experiment.tables)
-    if experiment.study and not experiment.from_choices and not is_registered(experiment.name):
+    if experiment.study and named:
         # an experiment of your own: a published table is compared only where it has one of the study's datasets
         # (a dataset whose config lists the study under `studies:`); on your data alone there is nothing to set
         # beside it
@@ -488,24 +487,16 @@ def _report_spec(experiment: Experiment) -> dict[str, Any]:
     return spec
 
 
-def read(experiment: str, *overrides: str) -> ExperimentResults:
-    """The stored results of experiment ``experiment`` (registered in ``conf/experiment/``, or one of your own named
-    by ``experiment.name=``), composed with ``overrides`` as ``forestlab tables NAME OVERRIDES`` reads them:
-    ``read("mine").to_frame()`` is its runs as a DataFrame (:meth:`ExperimentResults.to_frame`).
-    ``forestlab.read_results`` is this function."""
-    exp = load_experiment([f"experiment={experiment}", *overrides])
-    return load_results(exp, resolve_path(exp.paths.results_dir), metrics=exp.metrics)
-
-
 def load_results(experiment: Experiment, results_dir: str | Path, *,
-                 metrics: Sequence[str] = ()) -> ExperimentResults:
+                 metrics: Sequence[str] = (), named: bool = False) -> ExperimentResults:
     """The results of ``experiment`` from the store in ``results_dir``, read only.
 
     The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment
     (:meth:`forestlab.store.Store.plan_for` with its plan id); metrics named in ``metrics`` that a done run has
     not stored yet are computed from its stored outputs, in memory (``forestlab run`` stores them). Another
     experiment a claim reads (:meth:`ExperimentResults.sibling`) is its newest plan recorded with the same seeds,
-    smoke flag and limits.
+    smoke flag and limits. ``named``: an experiment of your own (``experiment.name=``, not registered), see
+    :attr:`ExperimentResults.named`.
     """
     results_dir = Path(results_dir)
     seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits.as_dict()
@@ -522,10 +513,9 @@ def load_results(experiment: Experiment, results_dir: str | Path, *,
 
     with Store(results_dir, readonly=True) as store:
         plan = store.plan_for(experiment.name, plan_id=experiment.plan_id)
-        res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment),
+        res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment, named),
                     smoke=smoke, shrunk=experiment.shrunk, seed=seed, seeds=seeds, metrics=metrics,
                     sibling_loader=sibling)
-    named = not experiment.from_choices and not is_registered(experiment.name)
     return replace(res, named=True, _arrays=res._arrays).with_choices(experiment.choices) if named else \
         res.with_choices(experiment.choices)
 
