@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.util
 import logging
 import logging.handlers
 import os
@@ -363,7 +364,12 @@ def run(
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
     _setup_logging(quiet)
-    exp = _experiment(overrides)  # before the runner's imports (scikit-learn): a bad override answers at once
+    from forestlab.config import definition, expand_named, is_registered, load_experiment
+
+    expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
+    exp = load_experiment(expanded)  # before the runner's imports (scikit-learn): a bad override answers at once
+    # an experiment named by experiment.name= records what composes it, for the commands that read it by its name
+    named = None if is_registered(exp.name) else definition(expanded)
     from forestlab.runner import is_terminal, run_experiment
 
     for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
@@ -384,7 +390,8 @@ def run(
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     single = exp.prints_runs  # a single run's result is what the user came for
-    summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress)
+    summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress,
+                             definition=named)
     store_path = summary.results_dir / "runs.sqlite"
     if single and not summary.skipped:
         for line in _single_run_lines(summary.records, summary.keys):
@@ -493,9 +500,13 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     figure_kinds(complete=True)  # the plug-ins' drawings and claims: a kept experiment is not validated again
     experiment, overrides = _split_args(experiment, overrides)
     names = _experiments_for(experiment, overrides)
+    every = experiment is None and names == _registered()  # then yours (experiment.name=) too
     found = 0
-    for name in names:
+    for i, name in enumerate(names):
         exp = cached_experiment(_with_experiment(overrides, name))  # kept as JSON: no validation when unchanged
+        if every and i == len(names) - 1:  # the store is known now: your experiments after the registered ones
+            every = False
+            names.extend(_named_in_store(exp))
         _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else
@@ -507,6 +518,21 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     if not found and len(names) > 1:
         _say(f"forestlab: no runs stored for any of the {len(names)} experiments under these overrides: nothing to "
              f"{what}; `forestlab status` shows what is stored, `forestlab run experiment=NAME` runs one", err=True)
+
+
+def _registered() -> list[str]:
+    from forestlab.config import list_options
+
+    return list_options("experiments")
+
+
+def _named_in_store(exp: Experiment) -> list[str]:
+    """Your experiments (named by ``experiment.name=``) in the store ``exp`` reads."""
+    from forestlab.config import is_registered, resolve_path
+    from forestlab.store import Store
+
+    with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
+        return [n for n in store.named_experiments() if not is_registered(n)]
 
 
 def _output(exp: Experiment, kind: str) -> Path:
@@ -591,6 +617,53 @@ def report(overrides: Overrides = None) -> None:
     index = build_site(overrides or [])
     _say(f"forestlab: report built in {time.perf_counter() - t0:.1f}s: {index}", err=True)
     typer.echo(str(index))
+
+
+@app.command()
+@handle_errors
+def export(experiment: Annotated[str, typer.Argument(help="Experiment (registered, or named by experiment.name=).")],
+           overrides: Overrides = None,
+           out: Annotated[str, typer.Option("--out", "-o", metavar="FILE",
+                                            help="FILE.csv, or FILE.parquet (needs pyarrow).")] = "",
+           ) -> None:
+    """Write an experiment's runs to a CSV or Parquet file, one row per run: its dataset, algorithm, repetition,
+    fold and seed, its metrics and chosen hyperparameters, its learner's parameters (param.NAME), its time and what
+    produced it (forestlab.read_results(NAME).to_frame() in Python)."""
+    if not out:
+        raise ConfigError("forestlab export needs --out FILE.csv (or FILE.parquet)")
+    target = Path(out).expanduser()
+    suffix = target.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ConfigError(f"--out {out}: the file name must end in .csv or .parquet (the format is its suffix)")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ConfigError(f"--out {out}: writing Parquet needs pyarrow, which is not installed: `pip install "
+                          "pyarrow`, or write CSV (--out FILE.csv)")
+    if "=" in experiment:
+        raise ConfigError(f"forestlab export needs an experiment name first, got '{experiment}'")
+    for exp, res in _stored_results(experiment, overrides, "export"):
+        frame = res.to_frame()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if suffix == ".csv":
+                frame.to_csv(target, index=False)
+            else:
+                _parquet_ready(frame).to_parquet(target, index=False)
+        except OSError as exc:
+            raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from None
+        _say(f"forestlab: wrote {len(frame)} runs of {exp.name} ({len(frame.columns)} columns) to {target}", err=True)
+        typer.echo(str(target))
+
+
+def _parquet_ready(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each column of mixed Python types (a parameter that is a number for one learner and a word
+    for another) written as text, as Parquet needs one type per column (missing values stay missing)."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            kinds = {type(v) for v in out[col] if v is not None and v == v}
+            if len(kinds) > 1 or kinds & {dict, list, tuple}:
+                out[col] = [None if v is None or v != v else str(v) for v in out[col]]
+    return out
 
 
 def _check_read_size(exp: Experiment | ExperimentFacts, store: Store | None = None) -> None:

@@ -281,6 +281,72 @@ def _normalise_overrides(overrides: Sequence[str]) -> list[str]:
     return out
 
 
+#: Override keys (their first part) that say where and how runs execute, or how shrunk they are, not which runs an
+#: experiment has: a named experiment's recorded definition (:func:`definition`) leaves them out, and the commands
+#: that read it are given them again, as for any experiment (``debug=smoke``, ``paths.results_dir=...``).
+NOT_DEFINING = ("paths", "launcher", "debug", "hydra")
+
+
+def override_key(override: str) -> str:
+    """The key an override sets (``experiment.datasets`` of ``+experiment.datasets=[a]``)."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def chosen_experiment(overrides: Sequence[str]) -> str | None:
+    """The experiment ``experiment=NAME`` chooses among ``overrides`` (the last one given), or None."""
+    chosen = [o.split("=", 1)[1] for o in overrides if "=" in o and override_key(o) == "experiment"]
+    return chosen[-1] if chosen else None
+
+
+def definition(overrides: Sequence[str]) -> list[str]:
+    """The overrides of ``forestlab run`` that define its experiment (which runs it has): all but
+    :data:`NOT_DEFINING`. Recorded with the plan of an experiment named by ``experiment.name=NAME`` (one that is not
+    in ``conf/experiment/``), so that ``forestlab tables NAME`` composes it again (:func:`expand_named`)."""
+    return [str(o) for o in overrides if "=" in o and override_key(o).split(".")[0] not in NOT_DEFINING]
+
+
+def is_registered(name: str) -> bool:
+    """Whether ``name`` is an experiment of ``conf/experiment/`` (else it was named with ``experiment.name=``)."""
+    return name in group_options("experiment")
+
+
+def results_dir_for(overrides: Sequence[str]) -> Path:
+    """The results folder the ``paths`` overrides (and the environment) give, without composing an experiment: read
+    from ``conf/paths/default.yaml`` alone (milliseconds) when nothing else can set it (no ``paths`` override, no
+    ``conf/local/default.yaml``), else composed with those overrides."""
+    given = [o for o in overrides if "=" in o and override_key(o).split(".")[0] == "paths"]
+    if not given and not (conf_dir() / "local" / "default.yaml").is_file():
+        paths = load_group_option("paths", "default")
+        return resolve_path(OmegaConf.create({"paths": paths}).paths.results_dir)
+    cfg = _compose_unchecked(given)
+    return resolve_path(cfg.paths.results_dir)
+
+
+def expand_named(overrides: Sequence[str]) -> list[str]:
+    """``overrides`` with ``experiment=NAME`` of an experiment named by ``experiment.name=NAME`` (not in
+    ``conf/experiment/``) replaced by the definition ``forestlab run`` recorded for it in the store
+    (:meth:`forestlab.store.Store.recorded_definition`, its newest): ``experiment=BASE`` and the other overrides
+    that made it (``experiment.datasets=[mydata]``, ``seeds=3`` ...). An override given here wins over a recorded
+    one of the same key. Unchanged when the experiment is a registered one (or none is chosen)."""
+    overrides = [str(o) for o in overrides]
+    name = chosen_experiment(overrides)
+    if name is None or is_registered(name) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        return overrides
+    from forestlab.store import Store  # local: the store loads numpy and pandas, composing a config does not
+
+    results_dir = results_dir_for(overrides)
+    with Store(results_dir, readonly=True) as store:
+        recorded = store.recorded_definition(name)
+    if recorded is None:
+        registered = ", ".join(group_options("experiment"))
+        raise ConfigError(f"unknown experiment '{name}'; valid experiment names: {registered}; nor was an experiment "
+                          f"named so (`forestlab run experiment=BASE experiment.name={name} ...`, see the README's "
+                          f"'Your own data') run into {results_dir}")
+    given = {override_key(o) for o in overrides if override_key(o) != "experiment"}
+    return ([o for o in recorded if override_key(o) not in given]
+            + [o for o in overrides if "=" not in o or override_key(o) != "experiment"])
+
+
 def experiment_setting(name: str, key: str, default: Any = None) -> Any:
     """``experiment.<key>`` as ``conf/experiment/<name>.yaml`` writes it (``default`` when it does not, or when there
     is no such experiment): how the command line treats an experiment, read without composing it."""
@@ -443,13 +509,25 @@ def load_experiment(overrides: Sequence[str] = ()) -> Experiment:
     """Compose the config for ``overrides``, validate it and resolve it once into the typed
     :class:`~forestlab.experiment.Experiment` that planning, the dry run and the reports all read (its ``cfg`` is
     the composed config)."""
-    overrides = [str(o) for o in overrides]
+    overrides = expand_named(overrides)
     check_group_lists(overrides)
     check_chosen_dataset_file(overrides)
     check_group_choices(overrides)
     cfg = _compose_unchecked(overrides)
     experiment = validate(cfg)
     check_overrides(cfg, experiment, overrides)
+    renamed = any(override_key(o) == "experiment.name" for o in overrides if "=" in o)
+    if renamed and is_registered(experiment.name) and experiment.name != (chosen_experiment(overrides) or ""):
+        raise ConfigError(f"experiment.name={experiment.name} is the name of the registered experiment "
+                          f"conf/experiment/{experiment.name}.yaml: its runs and tables would mix with it; choose a "
+                          "name of your own")
+    base = chosen_experiment(overrides)
+    described = any(override_key(o) == "experiment.description" for o in overrides if "=" in o)
+    if renamed and base and not is_registered(experiment.name) and not described:
+        # what it is, said where its base's description would claim the base's datasets
+        datasets = ", ".join(d.name for d in experiment.datasets)
+        experiment = dataclasses.replace(experiment, description=(
+            f"your experiment: {base}'s algorithms and protocol on {datasets} ({base}: {experiment.description})"))
     return experiment
 
 
@@ -537,7 +615,7 @@ def experiment_facts(overrides: Sequence[str], inputs: str | None = None) -> Exp
     never kept (composing says it again)."""
     import json
 
-    overrides = [str(o) for o in overrides]
+    overrides = expand_named(overrides)  # a named experiment: its recorded definition is part of the key
     path = _kept_path(overrides, ".json", inputs)
     try:
         return ExperimentFacts(**json.loads(path.read_text(encoding="utf-8")))
@@ -595,7 +673,7 @@ def cached_experiment(overrides: Sequence[str], inputs: str | None = None) -> Ex
     since, rebuilt field by field into the same objects (no pickle: nothing read back runs code); else composed and
     validated, and kept. An experiment reading a data file whose content is in its plan id (``source.kind: file``)
     is composed every time; an error is never kept (composing says it again); a damaged entry is composed again."""
-    overrides = [str(o) for o in overrides]
+    overrides = expand_named(overrides)  # a named experiment: its recorded definition is part of the key
     path = _kept_path(overrides, ".experiment.json", inputs)
     try:
         blob = path.read_bytes()
@@ -746,7 +824,8 @@ def _validate(cfg: DictConfig) -> Experiment:
     for alg in experiment.algorithms:
         _check_algorithm(alg.name, {**alg.cfg, "params": alg.params}, {})
     # what the reports draw, last: a wrong choice of datasets or algorithms is named as such first
-    reports = build_reports(to_container(cfg.experiment), [a.name for a in experiment.algorithms],
+    # its tables as resolve() made them (a single run of several algorithms: every algorithm's cells)
+    reports = build_reports(experiment.spec, [a.name for a in experiment.algorithms],
                             as_list(cfg.experiment.get("datasets")), known_algorithms=group_options("algorithm"),
                             known_datasets=group_options("dataset"))
     return dataclasses.replace(experiment, reports=reports, cfg=cfg)
@@ -901,6 +980,18 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         own_seeds = {}
     datasets = tuple(DatasetSpec(name, _with_fingerprint(_node(cfg, "dataset", name), cfg), own_seeds.get(name))
                      for name in dataset_names)
+    if protocol.kind == "holdout" and protocol.sizes_from:
+        unsized = [d.name for d in datasets if "splits" not in d.cfg]
+        if unsized:  # said, never silent: the study's split sizes cannot apply to data it never had
+            from forestlab.protocols import DEFAULT_TRAIN_SIZE  # local: protocols loads scikit-learn
+
+            train = protocol.train_size if protocol.train_size is not None else DEFAULT_TRAIN_SIZE
+            notes.append(f"{', '.join(unsized)} {'has' if len(unsized) == 1 else 'have'} no split sizes for "
+                         f"{protocol.sizes_from} (no `splits:` in {'its' if len(unsized) == 1 else 'their'} config): "
+                         f"split with protocol.train_size={train}, "
+                         + ("the rest for testing" if protocol.test_size is None else
+                            f"protocol.test_size={protocol.test_size}")
+                         + " (give protocol.train_size=... to choose)")
     algorithms = []
     for name in as_list(exp.get("algorithms")):
         alg = _node(cfg, "algorithm", name)
@@ -926,6 +1017,9 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
             raise ConfigError(f"experiment {kind} list {names} names {seen[0]!r} twice: each is run once; "
                               "remove the duplicate")
     spec = dict(_plain(exp))
+    if spec.get("from_choices") and len(algorithms) > 1:
+        spec["tables"] = _every_algorithm(spec.get("tables") or [], str(cfg.algorithm.get("name")),
+                                          [a.name for a in algorithms])
     # the tables, figures, choices and claims, every key checked against the algorithms and the listed datasets
     reports = build_reports(spec, [a.name for a in algorithms], listed) if with_reports else Reports()
     return Experiment(
@@ -936,6 +1030,25 @@ def resolve(cfg: DictConfig, *, with_reports: bool = True) -> Experiment:
         limits=limits, smoke=smoke, shrunk=shrunk, notes=tuple(notes), reports=reports,
         from_choices=bool(spec.get("from_choices", False)), prints_runs=bool(spec.get("prints_runs", False)),
         other_choices_stale=bool(spec.get("other_choices_stale", True)))
+
+
+def _every_algorithm(tables: list[Any], chosen: str, algorithms: list[str]) -> list[Any]:
+    """The tables of an experiment of the command line's choices (``experiment.from_choices``: the single run) when
+    it lists several algorithms (``experiment.algorithms=[rf,sorf,mincq]``): each cell written for the chosen
+    algorithm (``${algorithm.name}``) is repeated for every listed one, in their order, so one table holds them
+    all."""
+    out = []
+    for table in tables:
+        if not isinstance(table, dict) or not isinstance(table.get("cells"), list):
+            out.append(table)
+            continue
+        cells = []
+        for algorithm in algorithms:
+            cells += [{**c, "algorithm": algorithm} for c in table["cells"]
+                      if isinstance(c, dict) and c.get("algorithm") == chosen]
+        cells += [c for c in table["cells"] if not (isinstance(c, dict) and c.get("algorithm") == chosen)]
+        out.append({**table, "cells": cells})
+    return out
 
 
 def resolve_path(value: str | os.PathLike[str]) -> Path:

@@ -110,11 +110,23 @@ def n_folds(protocol: Mapping) -> int:
     return int(protocol["n_folds"]) if protocol["kind"] == "kfold" else 1
 
 
+#: The training fraction of a dataset without split sizes (``splits:``) run with a study's split sizes
+#: (``protocol.sizes_from``) when the protocol sets no ``train_size`` of its own; the rest is the test part.
+DEFAULT_TRAIN_SIZE = 0.5
+
+
 def resolve_sizes(protocol: Mapping, dataset_cfg: Mapping) -> dict[str, Any]:
-    """The protocol with study split sizes looked up in the dataset's ``splits`` (for the run key and the split)."""
+    """The protocol with study split sizes looked up in the dataset's ``splits`` (for the run key and the split).
+
+    A dataset whose config has no ``splits`` at all (a user's own data, run with a study's protocol) is split as the
+    protocol's own ``train_size``/``test_size`` say (:data:`DEFAULT_TRAIN_SIZE` when the protocol leaves it null);
+    one that has splits for other studies only is refused (a typo in ``sizes_from`` is not defaulted)."""
     out = dict(protocol)
     study = protocol.get("sizes_from")
-    if protocol["kind"] == "holdout" and study:
+    if protocol["kind"] == "holdout" and study and "splits" not in dataset_cfg:
+        if out.get("train_size") is None:
+            out["train_size"] = DEFAULT_TRAIN_SIZE
+    elif protocol["kind"] == "holdout" and study:
         splits = (dataset_cfg.get("splits") or {}).get(study)
         if not splits:
             raise ConfigError(f"dataset '{dataset_cfg.get('name')}' has no split sizes for study '{study}' "

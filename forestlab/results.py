@@ -121,6 +121,9 @@ class ExperimentResults:
     algorithms: list[str] = None  # type: ignore[assignment]
     chosen: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     repetitions: tuple[int, ...] | None = None
+    #: An experiment named by ``experiment.name=`` (not in ``conf/experiment/``: a study's protocol on the user's
+    #: data): a claim that combines the study's other experiments is about the study's datasets, not judged on it.
+    named: bool = False
     arrays_loader: Callable[[str], dict[str, np.ndarray]] | None = field(default=None, repr=False)
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
     #: Arrays read by run key, shared by every view of these results (a run's key decides its arrays).
@@ -176,6 +179,48 @@ class ExperimentResults:
         listed = self.spec.get("datasets") or self.datasets
         return Context(tuple(self.algorithms), tuple([listed] if isinstance(listed, str) else listed),
                        check_names=bool(self.algorithms))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The experiment's done runs as a DataFrame, one row per run: ``experiment``, ``study``, ``dataset``,
+        ``algorithm``, ``repetition``, ``fold`` (None outside k-fold), ``seed`` (the base seed: a run's seeds derive
+        from it, the dataset and the repetition), ``key``; then every metric and chosen hyperparameter under its
+        name, as the tables read them (``test_risk``, ``c``, ...); the learner's parameters as ``param.NAME``;
+        ``seconds`` (fit and evaluation); and what produced the run: ``forestlab_version``, ``git_commit``,
+        ``git_dirty`` (None for a run stored before forestlab recorded them). In plan order."""
+        base = self.runs.reset_index(drop=True)
+        ids = ["key", "dataset", "algorithm", "repetition", "fold"]
+        values = [c for c in base.columns if c not in ids]
+        out = pd.DataFrame({"experiment": self.name, "study": self.study, **{c: base[c] for c in ids[1:]}},
+                           index=base.index)
+        out["fold"] = [None if f is None or f != f else int(f) for f in base["fold"]]
+        extra: dict[str, list[Any]] = {"seed": [], "seconds": [], "forestlab_version": [], "git_commit": [],
+                                       "git_dirty": []}
+        params: list[dict[str, Any]] = []
+        records = pd.DataFrame()
+        if self.results_dir is not None and len(base):
+            with Store(self.results_dir, readonly=True) as store:
+                records = store.records(base["key"].tolist()).set_index("key")
+        for key in base["key"]:
+            rec = records.loc[key] if key in records.index else None
+            spec = rec["spec"] if rec is not None else {}
+            extra["seed"].append(spec.get("seed", self.seed) if isinstance(spec, dict) else self.seed)
+            timings = rec["timings"] if rec is not None else {}
+            extra["seconds"].append(float(timings.get("total", float("nan"))) if timings else float("nan"))
+            for col in ("forestlab_version", "git_commit", "git_dirty"):
+                value = rec[col] if rec is not None else None
+                extra[col].append(None if value is None or value != value else value)
+            learner = (spec.get("learner") or {}) if isinstance(spec, dict) else {}
+            params.append({f"param.{k}": v for k, v in (learner.get("params") or {}).items()})
+        out["seed"] = extra["seed"]
+        out["key"] = base["key"]
+        for col in values:
+            out[col] = base[col]
+        param_frame = pd.DataFrame(params, index=base.index)
+        out = pd.concat([out, param_frame], axis=1)
+        out["seconds"] = extra["seconds"]
+        for col in ("forestlab_version", "git_commit", "git_dirty"):
+            out[col] = extra[col]
+        return out
 
     def claims(self) -> list[str]:
         return [str(c) for c in self.spec.get("claims") or []]
@@ -422,13 +467,20 @@ def _value_frame(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, index=records.index)
 
 
-def _report_spec(experiment: Experiment) -> dict[str, Any]:
+def _report_spec(experiment: Experiment, named: bool = False) -> dict[str, Any]:
     """The experiment's section, plus which algorithms chose their hyperparameters on the test set (tables label
     them optimistic)."""
     spec = dict(experiment.spec)
     choices = experiment.choices
+    tables = list(experiment.tables)
+    if experiment.study and named:
+        # an experiment of your own: a published table is compared only where it has one of the study's datasets
+        # (a dataset whose config lists the study under `studies:`); on your data alone there is nothing to set
+        # beside it
+        theirs = [d.name for d in experiment.datasets if experiment.study in (d.cfg.get("studies") or [])]
+        tables = [t if t.published is None or theirs else replace(t, published=None) for t in tables]
     # the checked specs, built once with the experiment
-    spec.update(tables=list(experiment.tables), figures=list(experiment.figures), choices=list(choices))
+    spec.update(tables=tables, figures=list(experiment.figures), choices=list(choices))
     spec["optimistic_algorithms"] = [a.name for a in experiment.algorithms
                                      if a.selection.optimistic] + \
         [c.name for c in choices]  # chosen after the fact on the test folds
@@ -436,14 +488,15 @@ def _report_spec(experiment: Experiment) -> dict[str, Any]:
 
 
 def load_results(experiment: Experiment, results_dir: str | Path, *,
-                 metrics: Sequence[str] = ()) -> ExperimentResults:
+                 metrics: Sequence[str] = (), named: bool = False) -> ExperimentResults:
     """The results of ``experiment`` from the store in ``results_dir``, read only.
 
     The runs are those of the plan ``forestlab run`` recorded for this configuration of the experiment
     (:meth:`forestlab.store.Store.plan_for` with its plan id); metrics named in ``metrics`` that a done run has
     not stored yet are computed from its stored outputs, in memory (``forestlab run`` stores them). Another
     experiment a claim reads (:meth:`ExperimentResults.sibling`) is its newest plan recorded with the same seeds,
-    smoke flag and limits.
+    smoke flag and limits. ``named``: an experiment of your own (``experiment.name=``, not registered), see
+    :attr:`ExperimentResults.named`.
     """
     results_dir = Path(results_dir)
     seed, seeds, smoke, limits = experiment.seed, experiment.seeds, experiment.smoke, experiment.limits.as_dict()
@@ -460,10 +513,11 @@ def load_results(experiment: Experiment, results_dir: str | Path, *,
 
     with Store(results_dir, readonly=True) as store:
         plan = store.plan_for(experiment.name, plan_id=experiment.plan_id)
-        res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment),
+        res = _read(store, plan, name=experiment.name, study=experiment.study, spec=_report_spec(experiment, named),
                     smoke=smoke, shrunk=experiment.shrunk, seed=seed, seeds=seeds, metrics=metrics,
                     sibling_loader=sibling)
-    return res.with_choices(experiment.choices)
+    return replace(res, named=True, _arrays=res._arrays).with_choices(experiment.choices) if named else \
+        res.with_choices(experiment.choices)
 
 
 def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | None, spec: dict[str, Any],

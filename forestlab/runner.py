@@ -48,12 +48,12 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from forestlab import __version__
 from forestlab._values import is_int
 from forestlab.config import resolve_path, validate
 from forestlab.datasets import generated_info, load_dataset
 from forestlab.datasets._fetch import configured_mirror
 from forestlab.datasets._load import processed_ready
+from forestlab.environment import run_provenance
 from forestlab.errors import ConfigError, DatasetError, FailureKind, ForestlabError, Terminated, one_line
 from forestlab.evaluation import backfill, outputs_metrics
 from forestlab.experiment import Experiment, content_hash, protocol_for
@@ -433,7 +433,7 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
                    dry_run: bool = False, keep_records: bool = False,
                    on_event: Callable[[Event], None] | None = None,
                    n_jobs: int | None = None, backend: str | None = None,
-                   scheduler: str | None = None) -> Summary:
+                   scheduler: str | None = None, definition: Sequence[str] | None = None) -> Summary:
     """Run an experiment: check its limits, plan it, record the plan, run what the store does not hold yet and
     store each run as it ends.
 
@@ -457,6 +457,10 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
         Called with each :data:`Event` as the run goes.
     n_jobs, backend, scheduler
         The launcher's settings (default: the experiment's ``launcher``).
+    definition : sequence of str
+        For an experiment named by ``experiment.name=`` (not in ``conf/experiment/``): the overrides that compose
+        it (:func:`forestlab.config.definition`), recorded with its plan so that the reading commands find it by
+        its name.
 
     Returns
     -------
@@ -486,7 +490,8 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
     lock.acquire(wait=wait, on_wait=lambda holder: emit(WaitingForStore(holder, results_dir)))
     try:
         with Store(results_dir) as store:
-            store.record_plan(exp.plan_id, exp.summary(), (_plan_row(s) for s in specs))
+            recorded = exp.summary() if definition is None else {**exp.summary(), "definition": list(definition)}
+            store.record_plan(exp.plan_id, recorded, (_plan_row(s) for s in specs))
             summary = execute(specs, store, n_jobs=n_jobs, backend=backend, force=force, on_event=emit,
                               scheduler=scheduler)
             if keep_records:
@@ -587,7 +592,7 @@ def _record_row(spec: RunSpec, rec: Mapping[str, Any], arrays: list[str]) -> dic
         "dataset": spec.dataset, "algorithm": spec.algorithm, "protocol": spec.protocol, "seed": spec.seed,
         "repetition": spec.repetition, "fold": spec.fold, "spec": spec.identity, "selected": rec["selected"],
         "metrics": rec["metrics"], "timings": rec["timings"], "arrays": arrays, "error": rec["error"],
-        "failure": rec.get("failure"), "forestlab_version": __version__,
+        "failure": rec.get("failure"), **run_provenance(),  # forestlab's version, commit, packages: once a process
         "learner_version": spec.identity["learner"]["version"],
     }
 

@@ -35,10 +35,12 @@ import pandas as pd
 
 from forestlab.errors import StoreBusy, StoreError
 
-# 2: plans, plan_runs and datasets tables; 3: runs.failure, the kind of a failed run's failure. An older store
-# opened for writing is migrated in place (what it lacks is added; nothing it holds changes); opened read only, it
-# is read as it is (a version-1 store has no recorded plans, a version-2 store no failure kinds).
-SCHEMA_VERSION = 3
+# 2: plans, plan_runs and datasets tables; 3: runs.failure, the kind of a failed run's failure; 4: runs.git_commit,
+# runs.git_dirty and runs.packages, what produced a run beside forestlab_version (forestlab.environment). An older
+# store opened for writing is migrated in place (what it lacks is added, NULL for the runs it holds: unknown; nothing
+# it holds changes); opened read only, it is read as it is (a version-1 store has no recorded plans, a version-2
+# store no failure kinds, a version-3 store no commits nor package versions).
+SCHEMA_VERSION = 4
 DB_NAME = "runs.sqlite"
 
 _SCHEMA = """
@@ -62,6 +64,9 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT,
     failure TEXT,
     forestlab_version TEXT,
+    git_commit TEXT,
+    git_dirty INTEGER,
+    packages TEXT,
     learner_version INTEGER,
     host TEXT,
     pid INTEGER,
@@ -89,10 +94,13 @@ CREATE TABLE IF NOT EXISTS plan_runs (
 CREATE TABLE IF NOT EXISTS datasets (name TEXT PRIMARY KEY, info TEXT NOT NULL);
 """
 
-_JSON_COLUMNS = ("spec", "selected", "metrics", "timings", "arrays")
+_JSON_COLUMNS = ("spec", "selected", "metrics", "timings", "arrays", "packages")
+#: Columns added after version 1, with the version that added them: read as NULL from an older store opened read
+#: only.
+_ADDED_COLUMNS = {"failure": 3, "git_commit": 4, "git_dirty": 4, "packages": 4}
 _RUN_COLUMNS = ("key", "status", "experiment", "study", "dataset", "algorithm", "protocol", "seed", "repetition",
                 "fold", "spec", "selected", "metrics", "timings", "arrays", "error", "failure", "forestlab_version",
-                "learner_version", "host", "pid", "finished_at")
+                "git_commit", "git_dirty", "packages", "learner_version", "host", "pid", "finished_at")
 #: The columns of a recorded plan's runs.
 PLAN_COLUMNS = ("key", "dataset", "algorithm", "repetition", "fold")
 
@@ -128,7 +136,7 @@ class Store:
         self.arrays_dir = self.results_dir / "arrays"
         self.readonly = readonly
         self._legacy = False
-        self._has_failure = True  # whether the runs table has the failure column (version 3 on)
+        self._missing: set[str] = set()  # columns of _ADDED_COLUMNS an older store read as it is lacks
         self._conn: sqlite3.Connection | None = None
         if readonly and not self.path.exists():
             return
@@ -198,7 +206,7 @@ class Store:
             raise StoreError(f"{self.path} has store schema {version if version is not None else 'unknown'}, this "
                              f"forestlab expects {SCHEMA_VERSION}; use a new results folder (paths.results_dir=...)")
         self._legacy = version == 1  # a version-1 store read only: it has runs but no recorded plans
-        self._has_failure = "failure" in _columns(conn, "runs")
+        self._missing = set(_ADDED_COLUMNS) - _columns(conn, "runs")
 
     def close(self) -> None:
         if self._conn is not None:
@@ -388,6 +396,21 @@ class Store:
                 return self._recorded(row)
         return None
 
+    def recorded_definition(self, experiment: str) -> list[str] | None:
+        """The overrides that define ``experiment``, an experiment named by ``experiment.name=`` (not registered in
+        ``conf/experiment/``), as its newest plan recorded them (:func:`forestlab.config.definition`); None when no
+        plan of it recorded one."""
+        for row in self.plans(experiment).itertuples():
+            found = row.summary.get("definition")
+            if isinstance(found, list):
+                return [str(o) for o in found]
+        return None
+
+    def named_experiments(self) -> list[str]:
+        """The experiments with a recorded definition (named by ``experiment.name=``, see
+        :meth:`recorded_definition`) and a stored run, sorted."""
+        return [name for name in self.experiments() if self.recorded_definition(name) is not None]
+
     def _recorded(self, row: Any) -> RecordedPlan:
         rows = self._select("SELECT key, dataset, algorithm, repetition, fold FROM plan_runs WHERE plan_id = ? "
                             "ORDER BY position", (row.plan_id,))
@@ -408,11 +431,13 @@ class Store:
     def records(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
         """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found). ``failure`` is the
         kind of a failed run's failure (:class:`~forestlab.errors.FailureKind` value; None for a done run, and for
-        a run failed in a store older than schema 3)."""
+        a run failed in a store older than schema 3). ``git_commit``, ``git_dirty`` (0/1) and ``packages`` (dict:
+        distribution -> version) say what produced a run: None (``packages`` {}) for a run stored before schema 4,
+        whose provenance is unknown."""
         cols = list(_RUN_COLUMNS)
         if self._conn is None:
             return pd.DataFrame(columns=cols)
-        selected = ", ".join(c if c != "failure" or self._has_failure else "NULL AS failure" for c in cols)
+        selected = ", ".join(f"NULL AS {c}" if c in self._missing else c for c in cols)
         rows: list[tuple] = []
         if keys is None:
             rows = self._select(f"SELECT {selected} FROM runs")
@@ -424,7 +449,7 @@ class Store:
                 rows.extend(self._select(q, chunk))
         df = pd.DataFrame(rows, columns=cols)
         for col in _JSON_COLUMNS:
-            df[col] = [json.loads(v) if v else ({} if col != "arrays" else []) for v in df[col]]
+            df[col] = [json.loads(v) if isinstance(v, str) and v else ({} if col != "arrays" else []) for v in df[col]]
         return df
 
     def load_arrays(self, key: str) -> dict[str, np.ndarray]:
@@ -511,11 +536,14 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 def _migrate(conn: sqlite3.Connection) -> None:
     """Bring a store opened for writing to :data:`SCHEMA_VERSION`: create what is missing (a new store, or the
-    plans of a version-1 store), add the ``failure`` column to a version-2 store (NULL for its runs: their kind was
-    not recorded). Nothing a store holds is changed; an old store's ``membership`` table stays, unread."""
+    plans of a version-1 store), add the columns a version-2 or -3 store lacks (``failure``; ``git_commit``,
+    ``git_dirty``, ``packages``): NULL for the runs it holds, whose failure kind or provenance was not recorded.
+    Nothing a store holds is changed; an old store's ``membership`` table stays, unread."""
     conn.executescript(_SCHEMA)
-    if "failure" not in _columns(conn, "runs"):
-        conn.execute("ALTER TABLE runs ADD COLUMN failure TEXT")
+    have = _columns(conn, "runs")
+    for column, kind in (("failure", "TEXT"), ("git_commit", "TEXT"), ("git_dirty", "INTEGER"), ("packages", "TEXT")):
+        if column not in have:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 

@@ -40,7 +40,8 @@ _TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?( ?(UTC|Z|
 _DURATION = re.compile(r"(?P<pre>\b(in|took|after)\s+|\()\d+(\.\d+)?\s?(s|ms|min)\b")
 _COMMIT = re.compile(r"commit [0-9a-f]{7,40}( \(\+ uncommitted changes\))?|commit unknown")
 _ROW = r"(<tr><th>{}</th><td>)[^<]*(</td></tr>)"
-_PACKAGES = re.compile(_ROW.format("packages"))
+_PACKAGES = re.compile(_ROW.format("(?:packages|packages of the build|package versions that ran them)"))
+_COMMITS_ROW = re.compile(_ROW.format("forestlab commits that ran them"))  # hex commits with their run counts
 _BUILT_ON = re.compile(r" on [^<\n]*\d+ CPUs")
 _CONFIG_HASH = re.compile(r"\b([a-z0-9_]+) [0-9a-f]{12}\b")
 _HASHES_ROW = re.compile(_ROW.format("config hashes").replace("[^<]*", "([^<]*)"))
@@ -52,7 +53,8 @@ def normalise(text: str, *, paths: Mapping[str, str] = ()) -> str:
     Replaced: each absolute path in ``paths`` (the copied store, the reports folder, the repository) by its
     placeholder; local timestamps (YYYY-MM-DD HH:MM[:SS]) by <TIME> (they are printed in the machine's timezone);
     durations ("in 8.6 s", "(0.6s)") by <DURATION>; forestlab's version and git commit, the machine and the
-    package versions of the report's provenance by <VERSION>, <COMMIT>, <MACHINE>, <PACKAGES>; the 12-hex config
+    package versions of the report's provenance by <VERSION>, <COMMIT>, <MACHINE>, <PACKAGES> (an experiment's
+    commits by <COMMITS>); the 12-hex config
     hashes of the provenance footer by <HASH> (the typed spec of issue 20 may compose the same experiment into a
     differently shaped config; the run keys, which decide the numbers, are not hashed there).
     """
@@ -64,6 +66,7 @@ def normalise(text: str, *, paths: Mapping[str, str] = ()) -> str:
     text = _DURATION.sub(lambda m: f"{m.group('pre')}<DURATION>", text)
     text = _COMMIT.sub("commit <COMMIT>", text)
     text = _PACKAGES.sub(r"\1<PACKAGES>\2", text)
+    text = _COMMITS_ROW.sub(r"\1<COMMITS>\2", text)
     text = _BUILT_ON.sub(" on <MACHINE>", text)
     text = _HASHES_ROW.sub(lambda m: m.group(1) + _CONFIG_HASH.sub(r"\1 <HASH>", m.group(2)) + m.group(3), text)
     text = re.sub(rf"(?<![\d.]){re.escape(__version__)}(?![\d.])", "<VERSION>", text)
@@ -109,6 +112,8 @@ def render(store: Path, out: Path, *, python: str = sys.executable, python_path:
         for size in SIZES:
             paths = {str(reports[size]): "<REPORTS>", str(copy): "<STORE>", str(work): "<TMP>",
                      str(Path(python_path.split(os.pathsep)[0]).resolve()): "<REPO>", python: "<PYTHON>"}
+            if os.environ.get("FORESTLAB_DATA_MIRROR"):  # in the rerun commands, as an absolute path
+                paths[str(Path(os.environ["FORESTLAB_DATA_MIRROR"]).resolve())] = "<MIRROR>"
             dest = out / size
             if dest.exists():
                 shutil.rmtree(dest)

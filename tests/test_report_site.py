@@ -200,8 +200,9 @@ def test_study_page_tables_published_values_and_marks(site):
     assert "not printed" in text and "illegible in the OCR'd thesis" in text
     # the reproduced table as `forestlab tables` writes it, and the command that reruns it, beside it
     assert "▸" in text and "24/24" in text  # runs of a dataset: 8 learners x 3 seeds
-    assert ("forestlab run experiment=uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3 && "
-            "forestlab tables uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3") in text
+    assert ("forestlab run experiment=uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3 "
+            "launcher.n_jobs=1 && forestlab tables uci_binary seeds=3 limits.max_estimators=10 limits.max_datasets=3"
+            ) in text
     # the paired tests forestlab already has, beside the comparison across datasets
     assert "sorf vs rf (test_risk, lower is better), 3 datasets" in text
     # the claims, each with its test and evidence
@@ -296,13 +297,25 @@ def test_provenance_on_every_page(site):
         assert f"forestlab {__version__}, commit " in text, page.name
         assert re.search(r"commit ([0-9a-f]{40}|unknown)", text), page.name
         assert f"numpy {numpy.__version__}" in text and f"scikit-learn {sklearn.__version__}" in text
-        assert "scikit-posthocs" in text and "report built" in text and "config hashes" in text
+        assert "scikit-posthocs" in text and "report built" in text
+        # a config hash is said once per experiment, in its own provenance, never in every page's footer
+        assert "config hashes" not in text
+        assert text.count("config hash (composed config") == page.read_text(encoding="utf-8").count(
+            '<details class="provenance">')
     text = _text(_page(site, "other.html"))
     assert "Provenance of quickstart" in text
     assert re.search(r"config hash \(composed config, without paths and launcher\) [0-9a-f]{24}", text)
+    # what produced its runs: this checkout's commit (dirty or not) and the packages, for all 18 runs
+    assert re.search(r"forestlab commits that ran them ([0-9a-f]{40}|unknown)( \(\+ uncommitted changes\))? "
+                     r"\(18 runs\)", text), text
+    assert re.search(rf"package versions that ran them python [\d.]+, .*numpy {numpy.__version__}, .*"
+                     rf"scikit-learn {sklearn.__version__}.* \(18 runs\)", text)
     assert "runs planned / done / failed / pending 18 / 18 / 0 / 0" in text
     assert re.search(r"runs finished \d{4}-\d\d-\d\d \d\d:\d\d", text)
-    assert "forestlab run experiment=quickstart seeds=3 limits.max_estimators=10 limits.max_datasets=3" in text
+    # complete: the data mirror the runs read (when one is set) and the workers
+    mirror = f"FORESTLAB_DATA_MIRROR={mirror_path()} " if mirror_path() is not None else ""
+    assert (f"{mirror}forestlab run experiment=quickstart seeds=3 limits.max_estimators=10 limits.max_datasets=3 "
+            "launcher.n_jobs=1") in text
 
 
 def test_missing_runs_and_figures_get_placeholders(site):
@@ -311,7 +324,8 @@ def test_missing_runs_and_figures_get_placeholders(site):
     section = re.search(r'<section class="experiment not-run" id="uci_binary_stumps">.*?</section>', page, re.S)
     assert section, "uci_binary_stumps is not a short box"
     section = section.group(0)
-    assert "Not run yet: no run stored for this configuration. Run it with: forestlab run " \
+    mirror = f"FORESTLAB_DATA_MIRROR={mirror_path()} " if mirror_path() is not None else ""
+    assert f"Not run yet: no run stored for this configuration. Run it with: {mirror}forestlab run " \
            "experiment=uci_binary_stumps seeds=3" in _text(section)
     assert "<table" not in section and "m-no-run" not in section and 'class="notes"' not in section
     assert len(section) < 6000, len(section)

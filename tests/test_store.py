@@ -115,3 +115,76 @@ def test_run_lock_excludes_a_second_run(tmp_path):
     again.acquire(wait=False)
     again.release()
     assert str(os.getpid()) in (tmp_path / "run.lock").read_text()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Schema 4: what produced each run (forestlab version, git commit and dirty flag, package versions)
+# ---------------------------------------------------------------------------------------------------------------
+def _v3_store(folder):
+    """A store as schema 3 wrote it: no git_commit, git_dirty nor packages columns; one done run."""
+    from forestlab.store import _SCHEMA
+
+    folder.mkdir(parents=True)
+    schema = _SCHEMA.replace("    git_commit TEXT,\n    git_dirty INTEGER,\n    packages TEXT,\n", "")
+    assert schema != _SCHEMA
+    con = sqlite3.connect(folder / "runs.sqlite")
+    con.executescript(schema)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '3')")
+    con.execute("INSERT INTO runs (key, status, experiment, dataset, algorithm, protocol, seed, repetition, spec, "
+                "forestlab_version, finished_at) VALUES ('old', 'done', 'e', 'd', 'a', 'p', 0, 0, '{}', '0.1.0', 1.0)")
+    con.commit()
+    con.close()
+    return folder
+
+
+def test_a_schema_3_store_reads_its_runs_provenance_as_unknown_and_is_migrated_when_written(tmp_path):
+    from forestlab.environment import run_provenance
+    from forestlab.store import SCHEMA_VERSION
+
+    folder = _v3_store(tmp_path / "old")
+    with Store(folder, readonly=True) as store:
+        old = store.records().iloc[0]
+        assert pd_isna(old["git_commit"]) and pd_isna(old["git_dirty"]) and old["packages"] == {}
+        assert old["forestlab_version"] == "0.1.0"
+    con = sqlite3.connect(folder / "runs.sqlite")
+    assert "git_commit" not in {r[1] for r in con.execute("PRAGMA table_info(runs)")}  # reading changed nothing
+    con.close()
+    with Store(folder) as store:
+        store.put({**_record("new"), **run_provenance()})
+        records = store.records().set_index("key")
+    assert pd_isna(records.loc["old", "git_commit"]) and records.loc["old", "packages"] == {}  # unknown, kept so
+    new = records.loc["new"]
+    assert new["packages"]["numpy"] == np.__version__ and "scikit-learn" in new["packages"]
+    assert new["git_commit"] == run_provenance()["git_commit"] and new["git_dirty"] in (0, 1, None)
+    con = sqlite3.connect(folder / "runs.sqlite")
+    assert con.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert SCHEMA_VERSION == 4
+    con.close()
+
+
+def test_run_provenance_is_computed_once_per_process(monkeypatch):
+    import subprocess
+
+    from forestlab import environment
+
+    environment.git_state.cache_clear()
+    environment.run_provenance.cache_clear()
+    calls = []
+    real = subprocess.run
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting)
+    first = environment.run_provenance()
+    for _ in range(5):
+        assert environment.run_provenance() is first
+    assert len(calls) <= 2  # rev-parse and status, once
+    assert first["forestlab_version"] and first["packages"]["python"]
+
+
+def pd_isna(value):
+    import pandas as pd
+
+    return value is None or bool(pd.isna(value))

@@ -11,21 +11,20 @@ import os
 import platform
 import shlex
 import socket
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 
-from forestlab.config import PROJECT_DIR
+from forestlab.environment import RUN_PACKAGES, git_state
 from forestlab.experiment import Experiment, content_hash
 from forestlab.results import ExperimentResults
 from forestlab.store import Store
 
-# The distributions whose versions decide or draw the numbers (PyPI names).
-PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "joblib", "osqp", "matplotlib", "hydra-core", "omegaconf",
-            "scikit-posthocs", "statsmodels", "markdown-it-py")
+# The distributions whose versions decide or draw the numbers (PyPI names): those a run records
+# (forestlab.environment.RUN_PACKAGES), then those of the reports.
+PACKAGES = (*RUN_PACKAGES, "joblib", "matplotlib", "hydra-core", "omegaconf", "scikit-posthocs", "statsmodels",
+            "markdown-it-py")
 # Composed-config sections that say where files go, how many workers run and how shrunk runs are named and judged
 # (debug=smoke's `shrunk` section; its `smoke: true`, seeds and limits are hashed): they change no number.
 NOT_HASHED = ("paths", "launcher", "shrunk")
@@ -42,20 +41,10 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-@cache
 def git_commit() -> str:
     """The checkout's commit (``<sha> (+ uncommitted changes)`` when tracked files differ from it), or "unknown"
-    outside a git checkout or without git."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(PROJECT_DIR), *args], capture_output=True, text=True, timeout=10,
-                              check=True).stdout.strip()
-
-    try:
-        sha = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return f"{sha} (+ uncommitted changes)" if dirty else sha
+    outside a git checkout or without git (:func:`forestlab.environment.git_state`, asked once per process)."""
+    return git_state().text()
 
 
 def machine() -> str:
@@ -82,9 +71,13 @@ def fmt_time(timestamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
 
 
+#: How the report names what a run stored before forestlab recorded it (store schema 4).
+UNKNOWN = "unknown"
+
+
 @dataclass(frozen=True)
 class RunsProvenance:
-    """What the store says about an experiment's planned runs."""
+    """What the store says about an experiment's planned runs: their counts and dates, and what produced them."""
 
     counts: dict[str, int]  # planned, done, failed, pending
     first: float | None  # earliest finished_at of its stored runs
@@ -92,6 +85,12 @@ class RunsProvenance:
     hosts: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()  # forestlab versions that ran them
     plan_recorded: float | None = None
+    #: The commits that ran them, each with "(+ uncommitted changes)" when the checkout was dirty, and how many runs
+    #: ran on each; runs stored before commits were recorded count under :data:`UNKNOWN`.
+    commits: tuple[tuple[str, int], ...] = ()
+    #: The sets of package versions that ran them ("python 3.11.7, numpy 2.4.6, ..."), and how many runs each
+    #: (:data:`UNKNOWN` as above).
+    packages: tuple[tuple[str, int], ...] = ()
 
     def dates(self) -> str:
         if self.first is None:
@@ -99,9 +98,30 @@ class RunsProvenance:
         first, last = fmt_time(self.first), fmt_time(self.last)
         return first if first == last else f"{first} to {last}"
 
+    def commits_text(self) -> str:
+        """'abc123… (12 runs); unknown (3 runs stored before forestlab recorded commits)'."""
+        return "; ".join(_counted(c, n, "commits") for c, n in self.commits) or "—"
+
+    def packages_text(self) -> str:
+        """'python 3.11.7, numpy 2.4.6, ... (12 runs); unknown (3 runs stored before ...)'."""
+        return "; ".join(_counted(p, n, "them") for p, n in self.packages) or "—"
+
+
+def _counted(value: str, n: int, what: str) -> str:
+    if value == UNKNOWN:
+        return f"{UNKNOWN} ({n} run{'s' if n != 1 else ''} stored before forestlab recorded {what})"
+    return f"{value} ({n} run{'s' if n != 1 else ''})"
+
+
+def _commit_of(commit: object, dirty: object) -> str:
+    if not isinstance(commit, str) or not commit:
+        return UNKNOWN
+    return f"{commit} (+ uncommitted changes)" if dirty == 1 else commit
+
 
 def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
-    """Counts, dates, hosts and versions of the stored runs of ``res``, the results of plan ``plan_id``."""
+    """Counts, dates, hosts, versions, commits and package versions of the stored runs of ``res``, the results of
+    plan ``plan_id``."""
     keys = res.planned["key"].tolist()
     counts = dict(res.counts) or {"planned": 0, "done": 0, "failed": 0, "pending": 0}
     if not keys or res.results_dir is None:
@@ -112,11 +132,22 @@ def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
     if records.empty:
         return RunsProvenance(counts, None, None)
     finished = records["finished_at"].astype(float)
+    commits: dict[str, int] = {}
+    for commit, dirty in zip(records["git_commit"], records["git_dirty"], strict=True):
+        text = _commit_of(commit, dirty)
+        commits[text] = commits.get(text, 0) + 1
+    packages: dict[str, int] = {}
+    for stored in records["packages"]:
+        text = (", ".join(f"{k} {v}" for k, v in sorted(stored.items(), key=lambda kv: (kv[0] != "python", kv[0])))
+                if stored else UNKNOWN)  # python first
+        packages[text] = packages.get(text, 0) + 1
     return RunsProvenance(
         counts=counts, first=float(finished.min()), last=float(finished.max()),
         hosts=tuple(sorted({str(h) for h in records["host"] if h})),
         versions=tuple(sorted({str(v) for v in records["forestlab_version"] if v})),
-        plan_recorded=plan.recorded_at if plan is not None else None)
+        plan_recorded=plan.recorded_at if plan is not None else None,
+        commits=tuple(sorted(commits.items(), key=lambda kv: (kv[0] == UNKNOWN, -kv[1], kv[0]))),
+        packages=tuple(sorted(packages.items(), key=lambda kv: (kv[0] == UNKNOWN, -kv[1], kv[0]))))
 
 
 @dataclass(frozen=True)
@@ -130,12 +161,21 @@ class Commands:
     report: str = field(default="")
 
 
-def commands(name: str, overrides: Sequence[str]) -> Commands:
-    """The exact commands for experiment ``name`` run with the report's ``overrides``."""
+def commands(name: str, overrides: Sequence[str], *, n_jobs: int | None = None, mirror: str | None = None,
+             definition: Sequence[str] | None = None) -> Commands:
+    """The exact commands for experiment ``name`` run with the report's ``overrides``: the data mirror the run
+    reads (``FORESTLAB_DATA_MIRROR=...``, when one is set), the workers (``launcher.n_jobs``) unless the overrides
+    set them, and, for an experiment named by ``experiment.name=`` (``definition``: the overrides that compose it),
+    its whole definition, so that the run command needs no store to find it."""
     ov = list(overrides)
-    return Commands(run=shlex.join(["forestlab", "run", f"experiment={name}", *ov]),
+    prefix = [f"FORESTLAB_DATA_MIRROR={mirror}"] if mirror else []
+    given = {o.split("=", 1)[0].lstrip("+~") for o in ov if "=" in o}
+    workers = [f"launcher.n_jobs={n_jobs}"] if n_jobs is not None and "launcher.n_jobs" not in given else []
+    run = [*definition] if definition else [f"experiment={name}"]
+    run = [o for o in run if o.split("=", 1)[0].lstrip("+~") not in given]
+    # only the run reads data files: the other commands read the store
+    return Commands(run=shlex.join([*prefix, "forestlab", "run", *run, *ov, *workers]),
                     tables=shlex.join(["forestlab", "tables", name, *ov]),
                     figures=shlex.join(["forestlab", "figures", name, *ov]),
                     compare=shlex.join(["forestlab", "compare", name, *ov]),
                     report=shlex.join(["forestlab", "report", *ov]))
-

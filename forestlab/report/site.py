@@ -41,7 +41,15 @@ from typing import Any
 import pandas as pd
 
 from forestlab import __version__
-from forestlab.config import conf_dir, experiments_dir, list_options, load_experiment, resolve_path, shrunk_kind
+from forestlab.config import (
+    conf_dir,
+    experiments_dir,
+    is_registered,
+    list_options,
+    load_experiment,
+    resolve_path,
+    shrunk_kind,
+)
 from forestlab.errors import ConfigError, ForestlabError, StoreError
 from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
@@ -82,6 +90,7 @@ log = logging.getLogger("forestlab")
 
 ASSETS = Path(__file__).with_name("assets")
 OTHER = "other"  # the page of the experiments without a study
+YOURS = "yours"  # the page of the experiments of your own (experiment.name=: a study's protocol on your data)
 NOT_TESTED_VERDICT = VERDICTS[-1]
 SPLIT = "JUDGED DIFFERENTLY"  # a claim the experiments sharing it judge differently (counted once, under this)
 
@@ -463,7 +472,7 @@ def experiment_view(exp: Experiment, overrides: Sequence[str], site: Path,
                       sibling_loader=_shared_siblings(res.sibling_loader, shared.setdefault("siblings", {}), exp))
     ov = list(overrides)
     view = ExperimentView(exp=exp, res=res, overrides=ov, runs=prov.runs_provenance(res, exp.plan_id),
-                          config_hash=prov.config_hash(exp), commands=prov.commands(exp.name, ov))
+                          config_hash=prov.config_hash(exp), commands=_commands(exp, ov))
     exp_dir = _slug(exp.name if exp.shrunk is None else f"{exp.name}-{exp.shrunk.label}")
     for spec in res.tables():
         try:
@@ -911,6 +920,17 @@ def _claims_html(ev: ExperimentView) -> str:
     return "".join(out)
 
 
+def _commands(exp: Experiment, overrides: Sequence[str]) -> prov.Commands:
+    """The commands that rerun ``exp`` as the report read it: with the data mirror its runs read, its workers and,
+    for an experiment of your own (``experiment.name=``), the definition recorded with its plan."""
+    definition = None
+    if not is_registered(exp.name):
+        with Store(resolve_path(exp.paths.results_dir), readonly=True) as store:
+            definition = store.recorded_definition(exp.name)
+    mirror = str(resolve_path(exp.paths.mirror)) if exp.paths.mirror else None  # absolute: rerun from anywhere
+    return prov.commands(exp.name, overrides, n_jobs=exp.launcher.n_jobs, mirror=mirror, definition=definition)
+
+
 def _experiment_provenance(ev: ExperimentView) -> str:
     r = ev.runs
     counts = ev.res.counts or {}
@@ -924,7 +944,9 @@ def _experiment_provenance(ev: ExperimentView) -> str:
             ("runs finished", r.dates()),
             ("plan recorded", prov.fmt_time(r.plan_recorded)),
             ("hosts that ran them", ", ".join(r.hosts) or "—"),
-            ("forestlab versions that ran them", ", ".join(r.versions) or "—")]
+            ("forestlab versions that ran them", ", ".join(r.versions) or "—"),
+            ("forestlab commits that ran them", r.commits_text()),
+            ("package versions that ran them", r.packages_text())]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
     cmds = "\n".join([ev.commands.run, ev.commands.tables, ev.commands.figures, ev.commands.compare])
     return (f'<details class="provenance"><summary>Provenance of {esc(ev.name)}</summary>'
@@ -1046,7 +1068,7 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
     choices = readme.choices(study.readme) if study.readme else []
     if study.readme:
         toc.append('<li><a href="#protocol-choices">Protocol choices and ambiguities</a></li>')
-    heading = (f'<h1 id="top">{esc(study.title)}</h1>' if study.key == OTHER else
+    heading = (f'<h1 id="top">{esc(study.title)}</h1>' if study.key in (OTHER, YOURS) else
                f'<h1 id="top"><code>{esc(study.key)}</code>: {esc(study.title)}</h1>')
     body = [heading, _study_summary(study), pvr_html(study)]
     if not study.experiments and not study.broken:
@@ -1081,7 +1103,7 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
         else:
             body.append('<p class="placeholder">The README has no section on protocol choices or ambiguities.</p>')
         body.append("</section>")
-    elif study.key != OTHER:
+    elif study.key not in (OTHER, YOURS):
         body.append(f'<section id="protocol-choices"><h2>Protocol choices and ambiguities</h2><p class="placeholder">'
                     f"No <code>experiments/{esc(study.key)}/README.md</code> yet.</p></section>")
     body.append('<p class="to-top-end"><a href="#top">↑ back to the top</a></p>'
@@ -1096,7 +1118,7 @@ def _index_page(studies: list[StudyView], footer: str, shrunk: Shrunk | None, se
         agreement = s.agreement
         unscored = agreement.unscored_text()
         rows.append(
-            f'<tr><th><a href="{esc(s.page)}">{esc(s.key if s.key != OTHER else "other experiments")}</a></th>'
+            f'<tr><th><a href="{esc(s.page)}">{esc(_study_label(s))}</a></th>'
             f"<td>{esc(s.title)}</td><td>{esc(_experiments_text(s))}</td>"
             f"<td>{esc(_shrunk_prefix(shrunk) + agreement.text(unscored=False))}"
             + (f'<br><span class="muted">{esc(unscored)}</span>' if unscored else "") + "</td>"
@@ -1150,14 +1172,15 @@ def _footer(generated: float, overrides: Sequence[str], views: Iterable[Experime
         for k in counts:
             counts[k] += int(v.counts.get(k, 0))
     packages = ", ".join(f"{k} {v}" for k, v in prov.package_versions().items())
-    hashes = ", ".join(f"{v.name} {v.config_hash[:12]}" for v in views)
-    rows = [("forestlab", f"{__version__}, commit {prov.git_commit()}"),
+    # what built this report; what produced each experiment's runs (commits, packages, config hash) is in its own
+    # provenance section on its study's page
+    rows = [("report built by", f"forestlab {__version__}, commit {prov.git_commit()}"),
             ("report built", f"{prov.fmt_time(generated)} on {prov.machine()}"),
             ("command", shlex.join(["forestlab", "report", *overrides])),
             ("runs", f"{_runs_text(counts)}; finished "
-                     + (f"{prov.fmt_time(min(first))} to {prov.fmt_time(max(last))}" if first else "—")),
-            ("config hashes", hashes or "—"),
-            ("packages", packages)]
+                     + (f"{prov.fmt_time(min(first))} to {prov.fmt_time(max(last))}" if first else "—")
+                     + "; what produced each experiment's runs: its provenance section"),
+            ("packages of the build", packages)]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
     return f'<details class="provenance page-provenance" open><summary>Provenance</summary>' \
            f'<table class="kv">{table}</table></details>'
@@ -1197,13 +1220,33 @@ def _declared_study(name: str) -> str | None:
 
 def gather(parts: Sequence[ExperimentPart]) -> list[StudyView]:
     """One :class:`StudyView` per registered study (by key), then one for the experiments without a study that
-    have a recorded plan (or a config that cannot be resolved)."""
-    studies = [StudyView(key, STUDIES[key].title, _readme_path(key), [p for p in parts if p.study == key])
+    have a recorded plan (or a config that cannot be resolved), then one for your experiments (named by
+    ``experiment.name=``, see :func:`named_experiments`): those are never counted in a study's page or line, even
+    when they run its protocol."""
+    yours = [p for p in parts if not is_registered(p.name)]
+    theirs = [p for p in parts if is_registered(p.name)]
+    studies = [StudyView(key, STUDIES[key].title, _readme_path(key), [p for p in theirs if p.study == key])
                for key in sorted(STUDIES)]
-    others = [p for p in parts if p.study not in STUDIES and (p.has_plan or p.error)]
+    others = [p for p in theirs if p.study not in STUDIES and (p.has_plan or p.error)]
     if others:
         studies.append(StudyView(OTHER, "Experiments without a study", None, others))
+    if yours:
+        studies.append(StudyView(YOURS, "Your experiments: the studies' protocols on your own data (beyond the "
+                                 "studies)", None, yours))
     return studies
+
+
+def named_experiments(base: Experiment) -> list[str]:
+    """Your experiments in the store the report reads: those named by ``experiment.name=`` with a recorded
+    definition and a stored run (``forestlab run experiment=uci_binary experiment.datasets=[mydata]
+    experiment.name=mine``); each is read with the report's overrides, as the studies' experiments are."""
+    with Store(resolve_path(base.paths.results_dir), readonly=True) as store:
+        return [n for n in store.named_experiments() if not is_registered(n)]
+
+
+def _study_label(study: StudyView) -> str:
+    """A study's name in the index's first column (its key; words for the pages that are not a study's)."""
+    return {OTHER: "other experiments", YOURS: "your experiments"}.get(study.key, study.key)
 
 
 def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Path:
@@ -1218,6 +1261,7 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
     names = list_options("experiments")
     if not names:
         raise ConfigError("no experiment is registered (conf/experiment/ is empty)")
+    names += named_experiments(base)  # your experiments (experiment.name=), on a page of their own
     target = out or site_dir(base)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -234,6 +234,21 @@ def _with_cached_siblings(res: ExperimentResults) -> ExperimentResults:
     return replace(res, sibling_loader=functools.cache(res.sibling_loader), _arrays=res._arrays)
 
 
+def _combines_study_data(name: str, res: ExperimentResults) -> bool:
+    """Whether claim ``name`` reads the study's other experiments (``Study.combines``) and ``res`` is an experiment
+    named by ``experiment.name=`` (the user's data): such a claim is about the study's datasets."""
+    return res.named and bool(find_claim(name)[0].combines.get(name))
+
+
+def _not_on_named(name: str, func: ClaimFunction, res: ExperimentResults) -> ClaimResult:
+    """NOT TESTED on a named experiment, saying why (its statement and test as the claim writes them)."""
+    study = find_claim(name)[0]
+    result = func(replace(res, sibling_loader=None, _arrays=res._arrays))  # reads no other experiment
+    return replace(result, holds=None, evidence=(
+        f"combines the study's own experiments ({', '.join(study.combines[name])}) on the study's datasets; "
+        f"{res.name} is an experiment of your own (experiment.name=), so this claim is not judged on it"))
+
+
 def judge(name: str, res: ExperimentResults, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
           min_agreement: float = MIN_AGREEMENT) -> Judgement:
     """Test claim ``name`` on ``res`` and tell a verdict that the seeds support from one inside their noise.
@@ -254,7 +269,8 @@ def judge_all(names: Sequence[str], res: ExperimentResults, *, n_resamples: int 
     """:func:`judge` for several claims of one experiment, drawing each resample once for all of them (the same
     draws, hence the same verdicts, as one :func:`judge` call per claim)."""
     funcs = [find_claim(name)[1] for name in names]
-    results = [func(res) for func in funcs]
+    results = [func(res) if not _combines_study_data(name, res) else _not_on_named(name, func, res)
+               for name, func in zip(names, funcs, strict=True)]
     kind = res.shrunk if res.shrunk is not None else shrunk_kind() if res.smoke else None
     if kind is not None and not kind.judged:  # they check the code: the claim's test runs, its answer is no verdict
         return [Judgement(name, replace(r, holds=None, evidence=f"{kind.unjudged}; on them the test gives "
