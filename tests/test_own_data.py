@@ -124,12 +124,12 @@ def test_the_readme_walkthrough_prints_what_the_readme_shows(walk_dir):
     site = walk_dir / "results" / "report"
     yours = _text((site / "yours.html").read_text(encoding="utf-8"))
     assert "Experiment mine" in yours and "Provenance of mine" in yours
-    assert re.search(r"forestlab commits that ran them ([0-9a-f]{40}|unknown)\S* .*\(9 runs\)", yours)
+    assert re.search(r"forestlab commits that ran them ([0-9a-f]{40}|unknown)\S* .*\(24 runs\)", yours)
     # its rerun command is its whole definition (the store is not needed to rerun it)
     assert ("forestlab run experiment=uci_binary 'experiment.datasets=[mydata]' experiment.name=mine seeds=3 "
             "launcher.n_jobs=1") in yours
     index = _text((site / "index.html").read_text(encoding="utf-8"))
-    assert re.search(r"your experiments Your experiments: .* 1 of 1 .* 9 done, 0 failed", index)
+    assert re.search(r"your experiments Your experiments: .* 1 of 1 .* 24 done, 0 failed", index)
     study = (site / "zirakiza2013.html").read_text(encoding="utf-8")
     assert 'id="mine"' not in study  # never counted in the study's page
 
@@ -145,9 +145,9 @@ def test_the_readme_walkthrough_runs_fast_on_small_forests(walk_dir):
         res = runner.invoke(app, command[1:] + (FAST if command[1] == "run" else []))
         assert res.exit_code == 0, f"{shlex.join(command)}: {res.output}"
         outputs[command[1]] = res.output
-    assert "experiment mine: 9 done, 0 failed" in outputs["run"]
+    assert "experiment mine: 24 done, 0 failed" in outputs["run"]  # 8 learners x 3 seeds
     table = (walk_dir / "results" / "tables" / "mine" / "table7_1.md").read_text(encoding="utf-8")
-    assert "Experiment `mine`" in table and re.search(r"^\| mydata \|.* \| 9/9 \|$", table, flags=re.M)
+    assert "Experiment `mine`" in table and re.search(r"^\| mydata \|.* \| 24/24 \|$", table, flags=re.M)
     assert not (walk_dir / "results" / "tables" / "uci_binary").exists()  # the study's tables: untouched
     compare = outputs["compare"]
     assert "== mine (zirakiza2013) ==" in compare and "published vs reproduced" not in compare  # nothing published
@@ -155,9 +155,10 @@ def test_the_readme_walkthrough_runs_fast_on_small_forests(walk_dir):
     for claim in ("hyperparameters", "overall"):
         assert f"[NOT TESTED] {claim}" in compare
     assert compare.count("mine is an experiment of your own (experiment.name=), so this claim is not judged") == 2
-    assert re.search(r"^mine +9 +9 +0 +0 +0$", outputs["status"], flags=re.M)
+    assert re.search(r"^mine +24 +24 +0 +0 +0$", outputs["status"], flags=re.M)
     frame = pd.read_csv(walk_dir / "mine.csv")
-    assert len(frame) == 9 and set(frame["algorithm"]) == {"rf", "sorf", "mincq"}
+    assert len(frame) == 24 and set(frame["algorithm"]) == {"rf", "sorf", "mincq", "fo", "tnd", "cctnd", "ccpbb",
+                                                        "cbound_joint"}
     assert {"dataset", "repetition", "fold", "seed", "test_risk", "param.n_estimators", "git_commit"} <= set(frame)
     assert (frame["param.n_estimators"] == 10).all() and (frame["experiment"] == "mine").all()
     if importlib.util.find_spec("pyarrow") is not None:  # the same frame as Parquet (mixed-type columns as text)
