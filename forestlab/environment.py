@@ -23,6 +23,19 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 #: the parsers of the data files. A run records those installed (an optional one absent is left out).
 RUN_PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "numba", "osqp", "xgboost", "lightgbm", "pyarrow",
                 "liac-arff", "openml")
+#: Other distributions that install the same package (pyproject installs XGBoost's CPU-only wheel on Linux).
+SAME_PACKAGE = {"xgboost": ("xgboost-cpu",)}
+
+
+def dist_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (or of one of :data:`SAME_PACKAGE`'s alternatives to it);
+    None when none is installed."""
+    for dist in (name, *SAME_PACKAGE.get(name, ())):
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            continue
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,10 +72,9 @@ def run_packages() -> dict[str, str]:
     """Python's version and each installed :data:`RUN_PACKAGES` distribution's (absent ones left out)."""
     out = {"python": platform.python_version()}
     for name in RUN_PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            continue
+        found = dist_version(name)
+        if found is not None:
+            out[name] = found
     return out
 
 

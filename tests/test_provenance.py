@@ -71,3 +71,18 @@ def test_your_experiments_are_gathered_apart_from_the_study_they_run(monkeypatch
     assert [s.key for s in studies] == [*sorted(STUDIES), "other", YOURS]
     assert _study_label(by_key[YOURS]) == "your experiments" and by_key[YOURS].page == "yours.html"
     assert YOURS not in {s.key for s in gather(parts[:1] + parts[2:])}  # no page when there is none
+
+
+def test_a_package_installed_under_another_distribution_name_is_found():
+    """XGBoost comes as the xgboost-cpu wheel on Linux (pyproject): its version is recorded, not "not installed"."""
+    import importlib.util
+
+    from forestlab.environment import dist_version, run_packages
+
+    if importlib.util.find_spec("xgboost") is None:
+        pytest.skip("xgboost is not installed")
+    import xgboost
+
+    assert dist_version("xgboost") == xgboost.__version__
+    assert run_packages()["xgboost"] == xgboost.__version__
+    assert dist_version("no-such-distribution-here") is None

@@ -14,9 +14,8 @@ import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 
-from forestlab.environment import RUN_PACKAGES, git_state
+from forestlab.environment import RUN_PACKAGES, dist_version, git_state
 from forestlab.experiment import Experiment, content_hash
 from forestlab.results import ExperimentResults
 from forestlab.store import Store
@@ -34,10 +33,7 @@ def package_versions() -> dict[str, str]:
     """Python's and each of :data:`PACKAGES`' versions ("not installed" when absent)."""
     out = {"python": platform.python_version()}
     for name in PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "not installed"
+        out[name] = dist_version(name) or "not installed"
     return out
 
 
