@@ -5,6 +5,7 @@ commands, complete; your experiments (``experiment.name=``) on a page of their o
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from forestlab.environment import run_provenance
 from forestlab.report import provenance as prov
