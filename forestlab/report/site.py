@@ -699,8 +699,19 @@ def _comparison_html(view: TableView, res: ExperimentResults) -> str:
     groups = [k for k in columns if any((c.algorithm, c.metric) == k for c in comps)]
     datasets = list(dict.fromkeys(c.dataset for c in comps))
     by_key = {(c.dataset, c.algorithm, c.metric): c for c in comps}
+    roles = {g: next((c.role for c in comps if (c.algorithm, c.metric) == g and not c.scored), None) for g in groups}
+
+    def unscored(g: tuple[str, str]) -> str:  # a column compared but not counted in the score, said in its header
+        role = roles[g]
+        if role is None:
+            return ""
+        what = "another reading" if role == "result" else role
+        return f' <span class="unscored" title="compared, not counted in the reproduction score">({esc(what)}, ' \
+               "not scored)</span>"
+
     head1 = "<th rowspan=\"2\">dataset</th>" + "".join(
-        f'<th colspan="3" class="group">{esc(st.words(labels[g]))} {st.arrow(g[1])}</th>' for g in groups)
+        f'<th colspan="3" class="group">{esc(st.words(labels[g]))} {st.arrow(g[1])}{unscored(g)}</th>'
+        for g in groups)
     head2 = "".join('<th>published</th><th>reproduced</th><th title="reproduced − published; z: in standard '
                     'deviations">Δ (z)</th>' for _ in groups)
     body = []
@@ -1055,7 +1066,9 @@ def _study_order(parts: Sequence[ExperimentPart]) -> list[ExperimentPart]:
         text = html.unescape(order.group(1) if order else re.sub(r"<[^>]+>", " | ", p.toc))
         titles = [t for t in text.split(" | ") if t.strip()]
         numbered = [st.natural_key(t) for t in titles if st.natural_key(t)[0] == 0]
-        return (numbered[0] if numbered else st.natural_key(p.name), p.name)  # its first numbered title
+        ours = bool(titles) and all(re.search(r"beyond the (study|thesis)|\(ours\)", t, re.I) for t in titles)
+        # its first numbered title; an experiment beyond the study after the reproduction it extends
+        return (numbered[0] if numbered else st.natural_key(p.name), ours, p.name)
 
     return sorted(parts, key=key)
 
