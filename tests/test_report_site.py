@@ -808,3 +808,25 @@ def test_figure_captions_and_published_vs_reproduced_plots(site):
     if mirror_path() is not None:  # uci_binary ran: zirakiza2013's Table 7.1 has cells to plot
         assert (site / "pvr/zirakiza2013.png").stat().st_size > 1000
     assert not (site / "pvr/courses.png").exists() and not (site / "pvr/pisetta2010.png").exists()
+
+
+def test_the_index_counts_each_claim_once_in_the_browser(site, browser):
+    """What a reader sees: for every study, the claims cell of the index adds up to the number of distinct claims
+    its page lists (a claim several experiments share, such as zirakiza2013's `overall`, counted once)."""
+    errors = browser.load((site / "index.html").as_uri())
+    assert errors == [], errors
+    cells = browser.evaluate("""
+    Array.from(document.querySelectorAll('table.index tbody tr')).map(r => ({
+      page: r.querySelector('th a').getAttribute('href'),
+      counts: Array.from(r.cells[4].querySelectorAll('.vc')).map(s => parseInt(s.textContent, 10)),
+    }))""")
+    assert cells, "no study line on the index"
+    shared = 0
+    for row in cells:
+        browser.load((site / row["page"]).as_uri())
+        names = browser.evaluate("""
+        Array.from(document.querySelectorAll('li[id^="claim-"] > code')).map(c => c.textContent)""")
+        assert sum(row["counts"]) == len(set(names)), (row, sorted(names))
+        shared += len(names) - len(set(names))
+    if mirror_path() is not None:  # zirakiza2013's hyperparameters/overall sit in three experiments each
+        assert shared > 0
