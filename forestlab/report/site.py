@@ -1090,7 +1090,7 @@ def _study_page(study: StudyView, footer: str, shrunk: Shrunk | None, overrides:
                     "here as soon as it exists.</p></div>")
     if toc:
         body.append(f'<nav class="toc"><h2>Contents</h2><ul>{"".join(toc)}</ul></nav>')
-    if study.experiments:
+    if any(e.has_plan for e in study.experiments):  # the marks explained where a table shows them
         body.append(f'<details class="legend-box" open><summary>How to read the tables and marks</summary>{_legend()}'
                     "<p>Reproduced = mean ± std over our seeds (or folds). A published cell agrees (✓) when the "
                     "difference is within 2 standard errors (|z| ≤ 2, about 95% of the time when the protocols "
