@@ -405,26 +405,11 @@ def table6_1_wilcoxon_more_powerful(res: ExperimentResults) -> ClaimResult:
 
 @claim("table6_1_tests_hold_their_level")
 def table6_1_tests_hold_their_level(res: ExperimentResults) -> ClaimResult:
-    from scipy.stats import binom
-
     text = ("Each test holds its 5% level: under the null (delta = 0) it rejects about 5% of the samples (beyond the "
             "thesis, which reports only powers)")
     test = (f"on each null problem (q = 10, 30), each test's rejection rate lies inside the {100 * LEVEL_BAND:g}% "
             f"two-sided binomial band around {LEVEL:g} for its number of samples (200 in the experiment)")
-    parts, ok, seen = [], True, 0
-    for algorithm in ("treerank_wilcoxon", *TESTS_MMD):
-        values = finite_values(res, algorithm, "reject")
-        for dataset in NULLS:
-            v = values.get(dataset)
-            if v is None or v.size < 20:
-                continue
-            seen += 1
-            n = v.size
-            lo = binom.ppf((1 - LEVEL_BAND) / 2, n, LEVEL) / n
-            hi = binom.isf((1 - LEVEL_BAND) / 2, n, LEVEL) / n
-            rate = float(v.mean())
-            ok &= bool(lo <= rate <= hi)
-            parts.append(f"{algorithm} on {dataset}: {rate:.3f} over {n} (band {lo:.3f}-{hi:.3f})")
+    ok, parts, seen = _level_check(res, ("treerank_wilcoxon", *TESTS_MMD))
     if seen < 6:
         return ClaimResult(text, test, None, f"needs the three tests on the two null problems ({seen}/6 so far)")
     return ClaimResult(text, test, ok, "; ".join(parts))
