@@ -138,3 +138,14 @@ def test_within_noise_reads_the_fold_spread() -> None:
     assert claim(both(0.798, 0.80)).holds is True
     flat = rankers(dict.fromkeys(TREERANKS_HONEST, 0.798) | dict.fromkeys(MODERN_RANKERS, 0.80), spread=0.0)
     assert claim(flat).holds is False
+
+
+def test_wilcoxon_competitive_leaves_out_settings_where_no_test_has_power() -> None:
+    """At chance level (every test rejecting 5%) S-WMW_TR is 'within noise' of the rivals, which says nothing: such
+    settings are left out, and with none where a rival has power the claim is NOT TESTED, never HOLDS."""
+    from forestlab.studies import find_claim
+
+    claim = find_claim("modern_tests_wilcoxon_competitive")[1]
+    assert claim(powers(0.05, 0.10)).holds is None  # rivals at 0.10 and 0.00 of 100: inside the band, no power
+    out = claim(powers(0.05, 0.6))
+    assert out.holds is False and "competitive in 0/8 settings where a rival has power" in out.evidence
