@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from forestlab import __version__
 from forestlab._values import is_number
+from forestlab._version import __version__
 from forestlab.errors import ConfigError, ForestlabError, StoreBusy, StoreError, Terminated, one_line
 from forestlab.spec import add_kind_loader
 

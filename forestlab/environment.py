@@ -15,7 +15,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from forestlab import __version__
+from forestlab._version import __version__
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from forestlab import __version__
+from forestlab._version import __version__
 from forestlab.config import (
     conf_dir,
     experiments_dir,
