@@ -87,6 +87,8 @@ class RunsProvenance:
     #: The sets of package versions that ran them ("python 3.11.7, numpy 2.4.6, ..."), and how many runs each
     #: (:data:`UNKNOWN` as above).
     packages: tuple[tuple[str, int], ...] = ()
+    #: The compute its done runs took: the sum of the total time each recorded (loading, fitting, evaluating).
+    compute_seconds: float = 0.0
 
     def dates(self) -> str:
         if self.first is None:
@@ -137,8 +139,10 @@ def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
         text = (", ".join(f"{k} {v}" for k, v in sorted(stored.items(), key=lambda kv: (kv[0] != "python", kv[0])))
                 if stored else UNKNOWN)  # python first
         packages[text] = packages.get(text, 0) + 1
+    done = records["status"] == "done"
+    seconds = sum(float((t or {}).get("total", 0.0) or 0.0) for t in records.loc[done, "timings"])
     return RunsProvenance(
-        counts=counts, first=float(finished.min()), last=float(finished.max()),
+        counts=counts, first=float(finished.min()), last=float(finished.max()), compute_seconds=seconds,
         hosts=tuple(sorted({str(h) for h in records["host"] if h})),
         versions=tuple(sorted({str(v) for v in records["forestlab_version"] if v})),
         plan_recorded=plan.recorded_at if plan is not None else None,

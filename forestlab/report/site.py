@@ -552,31 +552,12 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
                               counts=dict(view.res.counts), runs=view.runs, config_hash=view.config_hash,
                               agreement=view.agreement, verdicts=view.verdicts(),
                               claims={c.name: c.verdict for c in view.claims}, planned_full=exp.n_runs,
-                              compute_seconds=_compute_seconds(view.res), html=_experiment_html(view),
+                              compute_seconds=view.runs.compute_seconds, html=_experiment_html(view),
                               toc=_toc_entry(view), comparisons=tuple(c for t in view.tables for c in t.comparisons))
     except Exception as exc:  # one experiment's problem is a note on its section, never the end of the report
         log.warning("report: the section of %s could not be built: %s", name, _error_text(exc))
         log.debug("report: %s failed", name, exc_info=True)
         return ExperimentPart(name, exp.study, error=_error_text(exc), built=False)
-
-
-def _compute_seconds(res: ExperimentResults) -> float:
-    """The compute time of the stored done runs of ``res``: the sum of the total time each run recorded (loading,
-    fitting, evaluating), as the store keeps it (``timings``)."""
-    keys = res.runs["key"].tolist() if "key" in res.runs else []
-    if not keys or res.results_dir is None:
-        return 0.0
-    total = 0.0
-    with Store(res.results_dir, readonly=True) as store:
-        if store._conn is None:  # no store file yet
-            return 0.0
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            row = store.conn.execute(
-                "SELECT SUM(CAST(json_extract(timings, '$.total') AS REAL)) FROM runs WHERE status = 'done' AND "
-                f"key IN ({','.join('?' * len(chunk))})", chunk).fetchone()
-            total += float(row[0] or 0.0)
-    return total
 
 
 def fmt_duration(seconds: float) -> str:
