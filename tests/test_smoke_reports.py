@@ -75,7 +75,8 @@ def test_smoke_plans_of_a_few_experiments_report_without_error(workdir: Path, mi
     assert sizes in (results / "tables" / "depecker2010_table6_1-smoke" / "table6_1.md").read_text()
     # the report: every page bannered, every title annotated, no claim judged on smoke runs
     site = results / "report-smoke"
-    for page in site.glob("*.html"):
+    assert list(site.glob("runs/*.html")), "no per-run page"
+    for page in [*site.glob("*.html"), *site.glob("runs/*.html")]:  # the per-run pages too
         text = page.read_text(encoding="utf-8")
         assert '<p class="smoke-banner">' in text, page.name
         assert "v-holds" not in re.sub(r'class="vc v-[^"]*"', "", text), page.name  # no HOLDS badge

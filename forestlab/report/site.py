@@ -95,12 +95,8 @@ NOT_TESTED_VERDICT = VERDICTS[-1]
 SPLIT = "JUDGED DIFFERENTLY"  # a claim the experiments sharing it judge differently (counted once, under this)
 
 
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-") or "x"
+esc = st.esc
+_slug = st.slug
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -582,26 +578,7 @@ def _readme_path(study: str | None) -> Path | None:
 # HTML
 # ---------------------------------------------------------------------------------------------------------------
 def _page(title: str, body: str, *, shrunk: Shrunk | None, footer: str) -> str:
-    banner = "" if shrunk is None else \
-        f'<p class="smoke-banner">{_code_spans(html.escape(shrunk.banner, quote=False))}</p>'  # shrunk runs' words
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{esc(title)}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="assets/report.css">
-</head>
-<body>
-<header class="top"><a href="index.html">forestlab reproduction report</a></header>
-<main>
-{banner}{body}
-</main>
-<footer>{footer}</footer>
-</body>
-</html>
-"""
+    return st.page(title, body, shrunk=shrunk, footer=footer)
 
 
 def _html_table(df: pd.DataFrame, *, cls: str = "data", first_is_header: bool = True,
@@ -1152,9 +1129,7 @@ def _unjudged_runs(shrunk: Shrunk | None) -> str:
     return f", and on {esc(kind.label)} runs" if kind is not None and not kind.judged else ""
 
 
-def _code_spans(text: str) -> str:
-    """`code` spans of a configured sentence as <code> (the text already escaped)."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+_code_spans = st.code_spans
 
 
 def _footer(generated: float, overrides: Sequence[str], views: Iterable[ExperimentPart]) -> str:

@@ -37,6 +37,38 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-") or "x"
 
 
+def page(title: str, body: str, *, root: str = "", shrunk: Any = None, footer: str = "", script: bool = False) -> str:
+    """One page of the site: ``root`` leads back to the site's root from the page's folder ("" or "../"); a report
+    of shrunk runs (``shrunk``: their :class:`~forestlab.spec.Shrunk`) is bannered on every page; ``script``: the
+    sorting script, loaded last (the page reads the same without it)."""
+    banner = "" if shrunk is None else \
+        f'<p class="smoke-banner">{code_spans(html.escape(shrunk.banner, quote=False))}</p>'  # shrunk runs' words
+    foot = f"<footer>{footer}</footer>\n" if footer else ""
+    tail = f'<script src="{root}assets/sort.js"></script>\n' if script else ""
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{esc(title)}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="{root}assets/report.css">
+</head>
+<body>
+<header class="top"><a href="{root}index.html">forestlab reproduction report</a></header>
+<main>
+{banner}{body}
+</main>
+{foot}{tail}</body>
+</html>
+"""
+
+
+def code_spans(text: str) -> str:
+    """`code` spans of a configured sentence as <code> (the text already escaped)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
 # -- headers ------------------------------------------------------------------------------------------------------
 def arrow(metric: str | None) -> str:
     """'↑' when higher is better for ``metric``, '↓' when lower is, '' when forestlab does not know."""
@@ -161,31 +193,14 @@ def runs_page(site: Path, folder: str, name: str, title: str, res: ExperimentRes
         return None
     rel = f"runs/{slug(folder)}--{slug(name)}.html"
     folds = ", fold" if any_folds else ""
-    page = f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{esc(title)}: per-run values</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="../assets/report.css">
-</head>
-<body>
-<header class="top"><a href="../index.html">forestlab reproduction report</a></header>
-<main>
-<p><a href="../{esc(back)}">← back to the table</a></p>
-<h1 id="top">{esc(title)}: the value of each run</h1>
-<p class="muted">Experiment <code>{esc(res.name)}</code>. One row per seed (repetition{folds}) of each dataset:
-the numbers whose mean ± std the table shows.
-A cell that is one statistic over all the runs (a measure) has no per-run value and is not listed.</p>
-{"".join(sections)}
-</main>
-<script src="../assets/sort.js"></script>
-</body>
-</html>
-"""
+    body = (f'<p><a href="../{esc(back)}">← back to the table</a></p>\n'
+            f'<h1 id="top">{esc(title)}: the value of each run</h1>\n'
+            f'<p class="muted">Experiment <code>{esc(res.name)}</code>. One row per seed (repetition{folds}) of each '
+            "dataset:\nthe numbers whose mean ± std the table shows.\nA cell that is one statistic over all the runs "
+            f"(a measure) has no per-run value and is not listed.</p>\n{''.join(sections)}")
+    text = page(f"{title}: per-run values", body, root="../", shrunk=res.shrunk, script=True)
     (site / rel).parent.mkdir(parents=True, exist_ok=True)
-    (site / rel).write_text(page, encoding="utf-8")
+    (site / rel).write_text(text, encoding="utf-8")
     return rel
 
 
