@@ -85,6 +85,24 @@ def _evaluate(est: Any, metric_name: str, X: np.ndarray, y: np.ndarray) -> float
     return metric(y, values)
 
 
+def _staged_groups(cls: type, points: list[dict[str, Any]], proxy: Mapping[str, Any],
+                   metric_kind: str) -> list[list[int]]:
+    """Groups of grid points (indices) that differ only in ``cls.staged_param``, for a learner whose fit with a
+    smaller value of that parameter is a prefix of its fit with a larger one (a booster's rounds without early
+    stopping: ``staged_param = "max_iter"``). Each group is then fitted once per inner fold, at its largest value,
+    and every value is scored from that fit (``staged_scores``): the same scores as separate fits, bit for bit
+    (tests/test_selection.py), at a fraction of the rounds. No groups when the learner has no staged parameter, the
+    metric is not a score metric, or the proxy sets the parameter."""
+    param = getattr(cls, "staged_param", None)
+    if param is None or metric_kind != "score" or param in proxy or not all(param in p for p in points):
+        return []
+    groups: dict[tuple, list[int]] = {}
+    for j, point in enumerate(points):
+        key = tuple(sorted((k, repr(v)) for k, v in point.items() if k != param))
+        groups.setdefault(key, []).append(j)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def _best(scores: list[float], greater_is_better: bool) -> int:
     """Index of the best finite score (the first on ties); a ValueError when none is finite."""
     best, best_score = -1, np.nan
@@ -192,11 +210,23 @@ def select_and_fit(cls: type, params: Mapping[str, Any], grid: Mapping[str, Any]
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=derive_seed("inner-cv", random_state))
         inner = list(splitter.split(np.zeros(len(y_train)), y_train))
         proxy = dict(spec.proxy or {})
-        means = []
-        for point in points:
-            fold_scores = [_evaluate(fit({**point, **proxy}, X_train[tr], y_train[tr]), metric.name, X_train[va],
-                                     y_train[va]) for tr, va in inner]
-            means.append(float(np.mean(fold_scores)))
+        scores = np.full((len(points), len(inner)), np.nan)
+        done = np.zeros(len(points), dtype=bool)
+        for group in _staged_groups(cls, points, proxy, metric.kind):
+            top = max(group, key=lambda j: points[j][cls.staged_param])
+            for f, (tr, va) in enumerate(inner):
+                est = fit({**points[top], **proxy}, X_train[tr], y_train[tr])
+                staged = est.staged_scores(X_train[va], [points[j][cls.staged_param] for j in group])
+                if staged is None:  # not exact for this learner's settings: each grid point fitted on its own
+                    staged = [np.asarray(fit({**points[j], **proxy}, X_train[tr], y_train[tr])
+                                         .decision_function(X_train[va])) for j in group]
+                for j, values in zip(group, staged, strict=True):
+                    scores[j, f] = metric(y_train[va], values)
+            done[group] = True
+        for j in np.flatnonzero(~done):  # grid points not in a staged group
+            scores[j] = [_evaluate(fit({**points[j], **proxy}, X_train[tr], y_train[tr]), metric.name, X_train[va],
+                                   y_train[va]) for tr, va in inner]
+        means = [float(np.mean(row)) for row in scores]
         i = _best(means, metric.greater_is_better)
         return fit(points[i], X_train, y_train), dict(points[i]), {"selection_cv_score": np.asarray(means)}
 

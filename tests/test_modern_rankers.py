@@ -279,6 +279,10 @@ def test_tuning_sees_the_training_part_only(name, split):
             seen.append(np.asarray(X))
             return super().decision_function(X)
 
+        def staged_scores(self, X, stages):
+            seen.append(np.asarray(X))
+            return super().staged_scores(X, stages)
+
     Spy.__name__ = base.__name__
     alg = _config(name)
     params = {**alg["params"], **QUICK[name], **({"n_estimators": 20} if name == "rf_rank" else {"max_iter": 20})}
@@ -288,8 +292,8 @@ def test_tuning_sees_the_training_part_only(name, split):
     n_points = int(np.prod([len(v) for v in alg["grid"].values()]))
     if name == "rf_rank":  # one forest per grid point on the training part, scored out of bag
         assert len(seen) == n_points and arrays["selection_oob_error"].shape == (n_points,)
-    else:  # a fit and a score per grid point and inner fold, then the refit
-        assert len(seen) == n_points * 5 * 2 + 1 and arrays["selection_cv_score"].shape == (n_points,)
+    else:  # a fit and a score of its round counts per (other parameters, inner fold), then the refit
+        assert len(seen) == n_points // 2 * 5 * 2 + 1 and arrays["selection_cv_score"].shape == (n_points,)
     assert all(np.abs(block[:, 0]).max() < 1e5 for block in seen), "a test row reached the search"
     assert set(chosen) == set(alg["grid"])
     assert all(getattr(est, k) == v for k, v in chosen.items())

@@ -273,3 +273,51 @@ def test_selection_proxy_errors():
         selection_spec({"kind": "test", "metric": "auc", "proxy": {"n_estimators": 1}})
     with pytest.raises(ConfigError, match="non-empty mapping"):
         selection_spec({"kind": "cv", "metric": "auc", "proxy": []})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# cv over a booster's rounds: one fit per inner fold and other parameters, every round count scored from it
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["XGBoostRanker", "LightGBMRanker", "HistGradientBoostingRanker"])
+def test_cv_over_rounds_scores_each_count_as_its_own_fit_would(data, name):
+    import forestlab.learners._modern_rankers as mr
+
+    cls = getattr(mr, name)
+    X, y, X_test, _ = data
+    size = {"XGBoostRanker": "max_depth", "LightGBMRanker": "num_leaves", "HistGradientBoostingRanker":
+            "max_leaf_nodes"}[name]
+    grid = {size: [3, 7], "max_iter": [30, 5, 12]}  # rounds out of order: the largest is found, not assumed last
+    params = {"early_stopping": False, "learning_rate": 0.3}
+    cache = FitCache()
+    est, selected, arrays = select_and_fit(cls, params, grid, {"kind": "cv", "metric": "auc", "folds": 3}, X, y,
+                                           random_state=5, cache=cache, task="ranker")
+    means = hand_cv(lambda **p: cls(**params, random_state=5, **p), grid, METRICS["auc"], X, y, 5, folds=3)
+    np.testing.assert_array_equal(arrays["selection_cv_score"], means)  # bit for bit, not merely close
+    assert len(set(np.round(means, 12))) > 2
+    assert selected == dict(list(ParameterGrid(grid))[int(np.argmax(means))])
+    assert cache.misses == 2 * 3 + 1  # one fit per (size, inner fold), at 30 rounds, and the refit
+    assert est.n_iter_ == selected["max_iter"]
+
+
+def test_cv_over_rounds_with_early_stopping_fits_each_grid_point(data):
+    from forestlab.learners._modern_rankers import LightGBMRanker
+
+    X, y, _, _ = data
+    grid = {"max_iter": [10, 20]}
+    params = {"early_stopping": True, "n_iter_no_change": 3, "validation_fraction": 0.2}
+    cache = FitCache()
+    _, _, arrays = select_and_fit(LightGBMRanker, params, grid, {"kind": "cv", "metric": "auc", "folds": 3}, X,
+                                  y, random_state=5, cache=cache, task="ranker")
+    means = hand_cv(lambda **p: LightGBMRanker(**params, random_state=5, **p), grid, METRICS["auc"], X, y, 5,
+                    folds=3)
+    np.testing.assert_array_equal(arrays["selection_cv_score"], means)
+    assert cache.misses == 2 * 3 + 1  # not exact with early stopping: each point fitted (the largest once, cached)
+
+
+def test_staged_scores_refuses_rounds_beyond_the_fit(data):
+    from forestlab.learners._modern_rankers import HistGradientBoostingRanker
+
+    X, y, _, _ = data
+    est = HistGradientBoostingRanker(max_iter=5, early_stopping=False, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="outside 1..5"):
+        est.staged_scores(X, [6])

@@ -156,6 +156,44 @@ _EARLY_STOPPING_CONSTRAINTS: dict[str, list[Any]] = {
 class _BoostingRanker(_ModernRanker):
     """A booster with early stopping on a held-out share (see the module docstring)."""
 
+    #: The parameter whose smaller values are prefixes of a larger fit: without early stopping, a booster of ``m``
+    #: rounds is the first ``m`` rounds of one of ``M > m`` rounds (same seed, same data; no subsampling), bit for
+    #: bit. Selection by inner cross-validation (:mod:`forestlab.selection`) then fits the largest value once per
+    #: inner fold and other parameters, and scores every value of ``max_iter`` from it (:meth:`staged_scores`).
+    staged_param: ClassVar[str] = "max_iter"
+
+    def staged_scores(self, X: Any, stages: list[int]) -> list[np.ndarray] | None:
+        """The scores of the first ``s`` rounds, for each ``s`` in ``stages``; None where they would not be those of
+        a booster grown with ``max_iter = s`` (early stopping: the rounds kept depend on the held-out share).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+        stages : list of int
+            Round counts, each at most ``n_iter_``.
+
+        Returns
+        -------
+        list of ndarray of float64, shape (n_samples,), or None
+        """
+        check_is_fitted(self)
+        if self.early_stopping:
+            return None
+        if any(not 1 <= int(s) <= self.n_iter_ for s in stages):
+            raise ValueError(f"{self._name}: stages {stages} outside 1..{self.n_iter_} rounds")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return [np.asarray(v, dtype=np.float64).reshape(-1) for v in self._staged(X, [int(s) for s in stages])]
+
+    def _staged(self, X: np.ndarray, stages: list[int]) -> list[np.ndarray]:
+        return [self._scores_at(X, s) for s in stages]
+
+    def _scores_at(self, X: np.ndarray, n_iter: int) -> np.ndarray:  # pragma: no cover - each booster has its own
+        raise NotImplementedError
+
+    def _scores(self, X: np.ndarray) -> np.ndarray:
+        return self._scores_at(X, self.n_iter_)
+
     def _split(self, X: np.ndarray, codes: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
         if not self.early_stopping:
             return np.arange(len(codes)), np.arange(0)
@@ -293,10 +331,14 @@ class XGBoostRanker(_BoostingRanker):
         self.booster_ = booster
         return self
 
-    def _scores(self, X: np.ndarray) -> np.ndarray:
+    def _staged(self, X: np.ndarray, stages: list[int]) -> list[np.ndarray]:
         import xgboost as xgb
 
-        return self.booster_.predict(xgb.DMatrix(X, nthread=1), iteration_range=(0, self.n_iter_), output_margin=True)
+        data = xgb.DMatrix(X, nthread=1)
+        return [self.booster_.predict(data, iteration_range=(0, s), output_margin=True) for s in stages]
+
+    def _scores_at(self, X: np.ndarray, n_iter: int) -> np.ndarray:
+        return self._staged(X, [n_iter])[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -406,8 +448,8 @@ class LightGBMRanker(_BoostingRanker):
         self.booster_ = booster
         return self
 
-    def _scores(self, X: np.ndarray) -> np.ndarray:
-        return self.booster_.predict(X, raw_score=True, num_iteration=self.n_iter_, num_threads=1)
+    def _scores_at(self, X: np.ndarray, n_iter: int) -> np.ndarray:
+        return self.booster_.predict(X, raw_score=True, num_iteration=n_iter, num_threads=1)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -512,11 +554,23 @@ class HistGradientBoostingRanker(_BoostingRanker):
         self.validation_loss_ = float(-est.validation_score_[-1]) if self.early_stopping else float("nan")
         return self
 
-    def _scores(self, X: np.ndarray) -> np.ndarray:
+    def _scores_at(self, X: np.ndarray, n_iter: int) -> np.ndarray:
+        return self._staged(X, [n_iter])[0]
+
+    def _staged(self, X: np.ndarray, stages: list[int]) -> list[np.ndarray]:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1, user_api="openmp"):
-            return self.estimator_.decision_function(X)
+            if stages == [self.n_iter_]:
+                return [self.estimator_.decision_function(X)]
+            # the same additions in the same order as decision_function's, stopped after each stage
+            wanted, out = set(stages), {}
+            for i, values in enumerate(self.estimator_.staged_decision_function(X), start=1):
+                if i in wanted:
+                    out[i] = np.array(values, copy=True)
+                if i >= max(stages):
+                    break
+            return [out[s] for s in stages]
 
     @property
     def diagnostics_(self) -> dict[str, float]:
