@@ -49,7 +49,11 @@ def joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
     if backend == "loky" and n_jobs == 1:
         return {"backend": "sequential", "n_jobs": 1}
     if backend == "loky":
-        return {"backend": "loky", "n_jobs": n_jobs, "initializer": init_worker, "initargs": (os.getpid(),)}
+        # one BLAS/OpenMP thread per worker, whatever the machine: loky's default is cores // n_jobs (8 threads
+        # for each of 2 workers on 16 cores), and a thread count can change a floating-point sum's order, so the
+        # numbers would depend on n_jobs and the machine (a dask worker's nanny sets the same limit of 1)
+        return {"backend": "loky", "n_jobs": n_jobs, "inner_max_num_threads": 1, "initializer": init_worker,
+                "initargs": (os.getpid(),)}
     return {"backend": backend, "n_jobs": n_jobs}
 
 

@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from forestlab.cli import app
+from forestlab.launchers import joblib_config
 from forestlab.runner import worker_count
 from tests.conftest import REPO, run_cli
 
@@ -113,6 +114,26 @@ def test_never_more_workers_than_jobs():
     assert worker_count(2, 180) == 2
     assert worker_count(-1, 1) == 1
     assert worker_count(64, 2, backend="dask") == 64  # a cluster's workers already run
+
+
+def test_loky_workers_get_one_blas_thread_however_many_cores():
+    """loky's default gives each worker cores // n_jobs BLAS/OpenMP threads: 8 for each of 2 workers on 16 cores,
+    and a thread count can change a sum's order, so the numbers would change with n_jobs and the machine."""
+    from joblib import Parallel, delayed, parallel_config
+
+    config = joblib_config("loky", 2)
+    assert config["inner_max_num_threads"] == 1  # this machine's 2 cores would give 1 anyway: say it outright
+    with parallel_config(**config):
+        threads = Parallel()(delayed(_most_threads)() for _ in range(4))
+    assert threads == [1] * 4
+
+
+def _most_threads() -> int:
+    """The most threads of any BLAS/OpenMP pool loaded in this process (numpy's BLAS at least)."""
+    import numpy  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    return max(info["num_threads"] for info in threadpool_info())
 
 
 def test_more_workers_than_cores_is_said_and_not_started(tmp_path, shared_data_dir, monkeypatch):

@@ -1,0 +1,192 @@
+"""Scaling out (issue 24, target 5): the speed-up of a fixed subset of depecker2010_table_a1 with 1, 2, 4, 8 and 16
+workers, through loky and through a dask cluster, and its figure.
+
+    python tests/benchmarks/bench_scaleout.py --workers 1 2 4 8 16 --out bench      # a machine of 16 cores
+    python tests/benchmarks/bench_scaleout.py --workers 1 2 --out /tmp/scaleout     # a check on 2 cores
+
+The subset: the SVM-LeafRank forests of Table A.1 (``rf1_svm``: 100 ranking trees whose nodes split by an RBF SVM,
+the learner that took 29% of the whole reproduction's compute with its siblings) on the ten UCI datasets of the
+table, its 10 folds: 100 runs, each its own job (runs of one dataset and fold that grow the same trees share a
+job; here each job holds one run). Every count of workers starts from an empty store.
+
+What is timed: ``forestlab.runner.execute`` on the plan, from the first job handed out to the last record stored,
+with the workers' start included for loky (joblib starts its pool inside the call) and a dask LocalCluster of
+``w`` single-threaded worker processes already running (as a real cluster is), its workers cold (they import
+forestlab with their first job). One worker is the reference of both curves: the runs one after the other in this
+process (``n_jobs=1``), no pool. Before any timing, one run compiles numba's functions into the on-disk cache, so
+no count of workers pays the compilation. Every count must store the same metrics, bit for bit (checked).
+
+The speed-up at w workers is T(1) / T(w); the efficiency is the speed-up over w. Results go to ``scaleout.json``
+and ``scaleout.md`` in ``--out``, the figure to ``scaleout.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EXPERIMENT = "depecker2010_table_a1"
+ALGORITHM = "rf1_svm"
+DATASETS = ("vote_complete", "australian", "german", "japanese", "autompg", "ionosphere", "wdbc", "wbc",
+            "heart_statlog", "hepatitis")
+
+
+def _plan(overrides: list[str], datasets: tuple[str, ...] = DATASETS):
+    """The runs of the subset: the experiment's plan (its own sizes, ``overrides`` added), kept to ALGORITHM on
+    ``datasets``."""
+    import forestlab.studies  # noqa: F401  (the studies' figure kinds, which the experiment's figures name)
+    from forestlab.config import compose
+    from forestlab.runner import plan
+
+    specs = [s for s in plan(compose([f"experiment={EXPERIMENT}", *overrides]))
+             if s.algorithm == ALGORITHM and s.dataset in datasets]
+    if not specs:
+        raise RuntimeError(f"no run of {ALGORITHM} on {datasets} in {EXPERIMENT}'s plan")
+    return specs
+
+
+def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[float, dict]:
+    """Wall seconds of one fan-out of ``specs`` into an empty store, and the metrics stored per run key."""
+    from forestlab.runner import execute
+    from forestlab.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp, Store(tmp) as store:
+        n_jobs = -1 if backend == "dask" else workers
+        t0 = time.perf_counter()
+        summary = execute(specs, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler)
+        wall = time.perf_counter() - t0
+        records = store.records()
+        metrics = dict(zip(records["key"], records["metrics"], strict=True))
+    if summary.done != len(specs) or summary.failed:
+        raise RuntimeError(f"{backend} with {workers} workers: {summary.done} of {len(specs)} runs done, "
+                           f"{summary.failed} failed: {summary.errors}")
+    return wall, metrics
+
+
+def measure(workers: list[int], backends: list[str], log=print, smoke: bool = False) -> dict:
+    """The timings of every (backend, workers) pair, warm and (at the most workers) cold, the speed-ups against
+    one worker, and whether every pair stored the same metrics as one worker (``smoke``: 20 runs of 5 trees, to
+    check the bench itself)."""
+    os.environ.setdefault("FORESTLAB_RESULTS_DIR", tempfile.mkdtemp(prefix="forestlab-scaleout-"))
+    datasets = DATASETS[-2:] if smoke else DATASETS
+    specs = _plan(["limits.max_estimators=5"] if smoke else [], datasets)
+    warmup = _plan(["limits.max_estimators=2"], datasets)  # the same jobs with 2 trees: every worker busy briefly
+    _timed(warmup[:1], "loky", 1, None)  # numba's on-disk cache and the data files' parse, once
+    base, reference = _timed(specs, "loky", 1, None)
+    log(f"1 worker (in process): {base:.1f} s for {len(specs)} runs")
+    rows = [{"backend": "serial", "workers": 1, "start": "-", "wall_s": round(base, 2), "speedup": 1.0,
+             "efficiency": 1.0}]
+    differ: list[str] = []
+    most = max(workers)
+
+    def timed(backend: str, w: int, start: str, scheduler: str | None) -> None:
+        wall, metrics = _timed(specs, backend, w, scheduler)
+        if metrics != reference:
+            differ.append(f"{backend} {w} {start}")
+        rows.append({"backend": backend, "workers": w, "start": start, "wall_s": round(wall, 2),
+                     "speedup": round(base / wall, 2), "efficiency": round(base / wall / w, 3)})
+        log(f"{backend} {w} workers ({start}): {wall:.1f} s, speed-up {base / wall:.2f}"
+            + ("" if metrics == reference else "; OTHER METRICS than one worker"))
+
+    for backend in backends:
+        if backend == "loky" and most > 1:
+            timed("loky", most, "cold", None)  # before any pool exists: the workers' start and imports included
+        for w in (w for w in workers if w > 1):
+            if backend == "dask":
+                from distributed import LocalCluster
+
+                with LocalCluster(n_workers=w, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+                    if w == most:
+                        timed("dask", w, "cold", cluster.scheduler_address)
+                    _timed(warmup, "dask", w, cluster.scheduler_address)
+                    timed("dask", w, "warm", cluster.scheduler_address)
+            else:
+                _timed(warmup, "loky", w, None)
+                timed("loky", w, "warm", None)
+    trees = "5 trees" if smoke else "the experiment's trees"
+    subset = f"{ALGORITHM} on {', '.join(datasets)}, {trees}, every fold"
+    return {"experiment": EXPERIMENT, "subset": subset, "runs": len(specs), "cores": os.cpu_count(),
+            "python": platform.python_version(), "machine": platform.node(), "identical_metrics": not differ,
+            "other_metrics": differ, "rows": rows}
+
+
+def write(result: dict, out: Path) -> None:
+    """scaleout.json, scaleout.md and the figure scaleout.png in ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scaleout.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = [f"# Scale-out: {result['runs']} runs of {result['experiment']} ({result['subset']})", "",
+             f"{result['cores']} cores, Python {result['python']}; every count from an empty store. Warm: the "
+             "workers already started and their imports done (a pool kept across experiments, a running cluster); "
+             "cold: their start and imports included. The same metrics as one worker, bit for bit: "
+             + ("yes, every count" if result["identical_metrics"] else "NO: " + ", ".join(result["other_metrics"])),
+             "", "| backend | workers | start | wall (s) | speed-up | efficiency |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['backend']} | {r['workers']} | {r['start']} | {r['wall_s']} | {r['speedup']} | "
+              f"{r['efficiency']} |" for r in result["rows"]]
+    (out / "scaleout.md").write_text("\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(5.5, 4.0))
+    most = max(r["workers"] for r in result["rows"])
+    ax.plot([1, most], [1, most], color="0.7", linestyle="--", label="linear")
+    for backend, marker in (("loky", "o"), ("dask", "s")):
+        pts = [(1, 1.0)] + [(r["workers"], r["speedup"]) for r in result["rows"]
+                            if r["backend"] == backend and r["start"] == "warm"]
+        if len(pts) > 1:
+            ax.plot(*zip(*pts, strict=True), marker=marker, label=f"{backend} (warm workers)")
+        cold = [(r["workers"], r["speedup"]) for r in result["rows"]
+                if r["backend"] == backend and r["start"] == "cold"]
+        if cold:
+            ax.plot(*zip(*cold, strict=True), marker=marker, linestyle="none", fillstyle="none", markersize=9,
+                    label=f"{backend}, cold start")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ticks = sorted({r["workers"] for r in result["rows"]})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_yticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel("workers")
+    ax.set_ylabel("speed-up over one worker")
+    ax.set_title(f"{result['runs']} runs of Table A.1 (rf1_svm), {result['cores']} cores", fontsize=10)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "scaleout.png", dpi=120)
+    plt.close(fig)
+
+
+def run(out: dict) -> None:
+    """`make bench` on this machine: 1 and 2 workers (more than the cores would time the machine, not the code)."""
+    cores = os.cpu_count() or 1
+    workers = [w for w in (1, 2, 4, 8, 16) if w <= cores]
+    result = measure(workers, ["loky", "dask"], log=lambda line: print(line, file=sys.stderr))
+    write(result, Path(__file__).resolve().parents[2] / "bench")
+    out["scaleout"] = {f"{r['backend']}_{r['workers']}_{r['start']}": f"{r['wall_s']} s, {r['speedup']}x"
+                       for r in result["rows"]}
+    out["scaleout"]["identical_metrics"] = result["identical_metrics"]
+    out["scaleout"]["figure"] = "bench/scaleout.png"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--backends", nargs="+", default=["loky", "dask"], choices=["loky", "dask"])
+    parser.add_argument("--out", type=Path, default=Path("bench"))
+    parser.add_argument("--smoke", action="store_true", help="20 runs of 5 trees: a check of the bench itself")
+    args = parser.parse_args()
+    result = measure(sorted(set(args.workers) | {1}), args.backends, log=lambda line: print(line, flush=True),
+                     smoke=args.smoke)
+    write(result, args.out)
+    print((args.out / "scaleout.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
