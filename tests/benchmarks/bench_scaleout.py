@@ -1,8 +1,9 @@
 """Scaling out (issue 24, target 5): the speed-up of a fixed subset of depecker2010_table_a1 with 1, 2, 4, 8 and 16
 workers, through loky and through a dask cluster, and its figure.
 
-    python tests/benchmarks/bench_scaleout.py --workers 1 2 4 8 16 --out bench      # a machine of 16 cores
-    python tests/benchmarks/bench_scaleout.py --workers 1 2 --out /tmp/scaleout     # a check on 2 cores
+    python tests/benchmarks/bench_scaleout.py --workers 1 2 4 8 16 --stem scaleout_16cores --out bench   # 16 cores
+    python tests/benchmarks/bench_scaleout.py --workers 1 2 --smoke --out /tmp/scaleout    # a check of the bench
+    make bench        # as part of every benchmark: this machine's cores, bench/scaleout_<cores>cores.*
 
 The subset: the SVM-LeafRank forests of Table A.1 (``rf1_svm``: 100 ranking trees whose nodes split by an RBF SVM,
 the learner that took 29% of the whole reproduction's compute with its siblings) on the ten UCI datasets of the
@@ -16,8 +17,10 @@ forestlab with their first job). One worker is the reference of both curves: the
 process (``n_jobs=1``), no pool. Before any timing, one run compiles numba's functions into the on-disk cache, so
 no count of workers pays the compilation. Every count must store the same metrics, bit for bit (checked).
 
-The speed-up at w workers is T(1) / T(w); the efficiency is the speed-up over w. Results go to ``scaleout.json``
-and ``scaleout.md`` in ``--out``, the figure to ``scaleout.png``.
+The speed-up at w workers is T(1) / T(w); the efficiency is the speed-up over w. Beside them, the runs' own
+seconds (each run's time inside its worker, summed, over the same sum with one worker) tell the machine's share of
+a loss (a run slowed by cores that share clock, caches and memory) from the fan-out's (idle workers, overheads).
+Results go to ``STEM.json`` and ``STEM.md`` in ``--out``, the figure to ``STEM.png``.
 """
 
 from __future__ import annotations
@@ -51,8 +54,9 @@ def _plan(overrides: list[str], datasets: tuple[str, ...] = DATASETS):
     return specs
 
 
-def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[float, dict]:
-    """Wall seconds of one fan-out of ``specs`` into an empty store, and the metrics stored per run key."""
+def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[float, dict, float]:
+    """Wall seconds of one fan-out of ``specs`` into an empty store, the metrics stored per run key, and the sum
+    of the runs' own seconds (each run's ``timings.total``, measured inside the worker)."""
     from forestlab.runner import execute
     from forestlab.store import Store
 
@@ -63,10 +67,11 @@ def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[fl
         wall = time.perf_counter() - t0
         records = store.records()
         metrics = dict(zip(records["key"], records["metrics"], strict=True))
+        busy = float(sum(t["total"] for t in records["timings"]))
     if summary.done != len(specs) or summary.failed:
         raise RuntimeError(f"{backend} with {workers} workers: {summary.done} of {len(specs)} runs done, "
                            f"{summary.failed} failed: {summary.errors}")
-    return wall, metrics
+    return wall, metrics, busy
 
 
 def measure(workers: list[int], backends: list[str], log=print, smoke: bool = False) -> dict:
@@ -78,20 +83,22 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
     specs = _plan(["limits.max_estimators=5"] if smoke else [], datasets)
     warmup = _plan(["limits.max_estimators=2"], datasets)  # the same jobs with 2 trees: every worker busy briefly
     _timed(warmup[:1], "loky", 1, None)  # numba's on-disk cache and the data files' parse, once
-    base, reference = _timed(specs, "loky", 1, None)
+    base, reference, base_busy = _timed(specs, "loky", 1, None)
     log(f"1 worker (in process): {base:.1f} s for {len(specs)} runs")
     rows = [{"backend": "serial", "workers": 1, "start": "-", "wall_s": round(base, 2), "speedup": 1.0,
-             "efficiency": 1.0}]
+             "efficiency": 1.0, "run_seconds_over_serial": 1.0}]
     differ: list[str] = []
     most = max(workers)
 
     def timed(backend: str, w: int, start: str, scheduler: str | None) -> None:
-        wall, metrics = _timed(specs, backend, w, scheduler)
+        wall, metrics, busy = _timed(specs, backend, w, scheduler)
         if metrics != reference:
             differ.append(f"{backend} {w} {start}")
         rows.append({"backend": backend, "workers": w, "start": start, "wall_s": round(wall, 2),
-                     "speedup": round(base / wall, 2), "efficiency": round(base / wall / w, 3)})
-        log(f"{backend} {w} workers ({start}): {wall:.1f} s, speed-up {base / wall:.2f}"
+                     "speedup": round(base / wall, 2), "efficiency": round(base / wall / w, 3),
+                     "run_seconds_over_serial": round(busy / base_busy, 3)})
+        log(f"{backend} {w} workers ({start}): {wall:.1f} s, speed-up {base / wall:.2f}, the runs' own seconds "
+            f"{busy / base_busy:.2f}x one worker's"
             + ("" if metrics == reference else "; OTHER METRICS than one worker"))
 
     for backend in backends:
@@ -117,37 +124,42 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
             "other_metrics": differ, "rows": rows}
 
 
-def write(result: dict, out: Path) -> None:
-    """scaleout.json, scaleout.md and the figure scaleout.png in ``out``."""
+def write(result: dict, out: Path, stem: str = "scaleout") -> None:
+    """``stem``.json, ``stem``.md and the figure ``stem``.png in ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "scaleout.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [f"# Scale-out: {result['runs']} runs of {result['experiment']} ({result['subset']})", "",
              f"{result['cores']} cores, Python {result['python']}; every count from an empty store. Warm: the "
              "workers already started and their imports done (a pool kept across experiments, a running cluster); "
              "cold: their start and imports included. The same metrics as one worker, bit for bit: "
              + ("yes, every count" if result["identical_metrics"] else "NO: " + ", ".join(result["other_metrics"])),
-             "", "| backend | workers | start | wall (s) | speed-up | efficiency |", "|---|---|---|---|---|---|"]
+             "", "The runs' own seconds: the sum over the runs of the time each took inside its worker, over the "
+             "same sum with one worker (above 1: each run is slower when the cores are shared, a property of the "
+             "machine: clock, caches, memory bandwidth).",
+             "", "| backend | workers | start | wall (s) | speed-up | efficiency | runs' own seconds |",
+             "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['backend']} | {r['workers']} | {r['start']} | {r['wall_s']} | {r['speedup']} | "
-              f"{r['efficiency']} |" for r in result["rows"]]
-    (out / "scaleout.md").write_text("\n".join(lines) + "\n")
+              f"{r['efficiency']} | {r.get('run_seconds_over_serial', 'not measured')} |" for r in result["rows"]]
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     fig, ax = plt.subplots(figsize=(5.5, 4.0))
     most = max(r["workers"] for r in result["rows"])
     ax.plot([1, most], [1, most], color="0.7", linestyle="--", label="linear")
     for backend, marker in (("loky", "o"), ("dask", "s")):
         pts = [(1, 1.0)] + [(r["workers"], r["speedup"]) for r in result["rows"]
                             if r["backend"] == backend and r["start"] == "warm"]
+        color = {"loky": "C0", "dask": "C2"}[backend]
         if len(pts) > 1:
-            ax.plot(*zip(*pts, strict=True), marker=marker, label=f"{backend} (warm workers)")
+            ax.plot(*zip(*pts, strict=True), marker=marker, color=color, label=f"{backend} (warm workers)")
         cold = [(r["workers"], r["speedup"]) for r in result["rows"]
                 if r["backend"] == backend and r["start"] == "cold"]
         if cold:
-            ax.plot(*zip(*cold, strict=True), marker=marker, linestyle="none", fillstyle="none", markersize=9,
-                    label=f"{backend}, cold start")
+            ax.plot(*zip(*cold, strict=True), marker=marker, color=color, linestyle="none", fillstyle="none",
+                    markersize=9, label=f"{backend}, cold start")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ticks = sorted({r["workers"] for r in result["rows"]})
@@ -158,7 +170,7 @@ def write(result: dict, out: Path) -> None:
     ax.set_title(f"{result['runs']} runs of Table A.1 (rf1_svm), {result['cores']} cores", fontsize=10)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "scaleout.png", dpi=120)
+    fig.savefig(out / f"{stem}.png", dpi=120)
     plt.close(fig)
 
 
@@ -167,11 +179,12 @@ def run(out: dict) -> None:
     cores = os.cpu_count() or 1
     workers = [w for w in (1, 2, 4, 8, 16) if w <= cores]
     result = measure(workers, ["loky", "dask"], log=lambda line: print(line, file=sys.stderr))
-    write(result, Path(__file__).resolve().parents[2] / "bench")
+    stem = f"scaleout_{cores}cores"  # beside, not over, the figures measured on larger machines
+    write(result, Path(__file__).resolve().parents[2] / "bench", stem)
     out["scaleout"] = {f"{r['backend']}_{r['workers']}_{r['start']}": f"{r['wall_s']} s, {r['speedup']}x"
                        for r in result["rows"]}
     out["scaleout"]["identical_metrics"] = result["identical_metrics"]
-    out["scaleout"]["figure"] = "bench/scaleout.png"
+    out["scaleout"]["figure"] = f"bench/{stem}.png"
 
 
 def main() -> int:
@@ -179,12 +192,13 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--backends", nargs="+", default=["loky", "dask"], choices=["loky", "dask"])
     parser.add_argument("--out", type=Path, default=Path("bench"))
+    parser.add_argument("--stem", default="scaleout", help="the files' name: STEM.json, STEM.md, STEM.png")
     parser.add_argument("--smoke", action="store_true", help="20 runs of 5 trees: a check of the bench itself")
     args = parser.parse_args()
     result = measure(sorted(set(args.workers) | {1}), args.backends, log=lambda line: print(line, flush=True),
                      smoke=args.smoke)
-    write(result, args.out)
-    print((args.out / "scaleout.md").read_text())
+    write(result, args.out, args.stem)
+    print((args.out / f"{args.stem}.md").read_text())
     return 0
 
 
