@@ -135,8 +135,9 @@ def write(result: dict, out: Path, stem: str = "scaleout") -> None:
     (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [f"# Scale-out: {result['runs']} runs of {result['experiment']} ({result['subset']})", "",
              f"{result['cores']} cores, Python {result['python']}; every count from an empty store. Warm: the "
-             "workers already started and their imports done (a pool kept across experiments, a running cluster); "
-             "cold: their start and imports included. The same metrics as one worker, bit for bit: "
+             "workers already started and their imports done (a dask cluster kept running between commands; a loky "
+             "pool within one process); cold: their start and imports included (every `forestlab run` with loky). "
+             "The same metrics as one worker, bit for bit: "
              + ("yes, every count" if result["identical_metrics"] else "NO: " + ", ".join(result["other_metrics"])),
              "", "The runs' own seconds: the sum over the runs of the time each took inside its worker, over the "
              "same sum with one worker (above 1: each run is slower when the cores are shared, a property of the "
