@@ -130,6 +130,20 @@ MODERN_CASES: dict[str, tuple[Builder, Builder, Builder, str]] = {
 }
 
 
+def test_at_the_top_tells_level_cells_from_cells_behind() -> None:
+    """A tie (both rankers at the same mean, e.g. at the ceiling) is not a win, and the evidence says it is a tie,
+    not a loss."""
+    from forestlab.studies import find_claim
+
+    claim = find_claim("modern_rankers_treerank_better_at_the_top")[1]
+    level = claim(both(0.5, 0.5, metrics=TRUNC))
+    assert level.holds is False
+    assert "in 0/30 cells; of the other 30, level with it at 3 digits in 30" in level.evidence
+    assert "below it in 0 (none)" in level.evidence
+    behind = claim(both(0.5, 0.6, metrics=TRUNC))
+    assert "level with it at 3 digits in 0 (none), below it in 30" in behind.evidence
+
+
 def test_within_noise_reads_the_fold_spread() -> None:
     """A gap of 0.002 is inside the noise of folds that spread by 0.01, and outside it when they agree exactly."""
     from forestlab.studies import find_claim
