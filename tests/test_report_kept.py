@@ -180,3 +180,29 @@ def test_runs_frame_is_the_frame_of_the_series() -> None:
             assert got.empty
             continue
         pd.testing.assert_frame_equal(got, expected)
+
+
+def test_instability_keeps_midranks_by_content() -> None:
+    """The midranks kept across a claim's resamples are rankdata's along the stack's rows, bit for bit, and follow
+    the scores' content: scores changed in place are ranked again."""
+    from scipy.spatial.distance import pdist
+    from scipy.stats import rankdata
+
+    from forestlab import metrics
+
+    rng = np.random.default_rng(3)
+    y = np.r_[np.ones(40), -np.ones(40)]
+    for trial in range(30):
+        scores = np.round(rng.normal(size=(int(rng.integers(2, 6)), y.size)), trial % 3)  # ties too
+        runs = [{"y_test": y, "test_scores": s} for s in scores]
+        ranks = rankdata(scores, method="average", axis=1)
+        m = ranks.shape[1]
+        expected = float(np.mean(600.0 * pdist(ranks, metric="sqeuclidean") / (m * (m * m - 1.0))))
+        assert metrics.instability(runs) == expected
+        assert metrics.instability(runs) == expected  # read back
+    scores = rng.normal(size=(3, y.size))
+    runs = [{"y_test": y, "test_scores": s} for s in scores]
+    before = metrics.instability(runs)
+    scores[0] = -scores[0]  # the same array object, another content
+    assert metrics.instability(runs) != before
+    assert metrics.instability(runs) == metrics.instability([{"y_test": y, "test_scores": s.copy()} for s in scores])
