@@ -9,6 +9,7 @@ that combines several tables) come from the same store through :meth:`Experiment
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,31 +71,45 @@ class RunIndex:
         """The index of the frame of rows ``positions`` of this one (in that order) whose repetitions are renamed
         ``repetitions`` (each repetition's rows together, numbered in order: a bootstrap resample), derived from this
         index without reading the frame: what :meth:`of` builds from that frame."""
-        n_old = len(self.keys)
         rows: dict[tuple[Any, Any], np.ndarray] = {}
         if len(positions):
-            # each old row's group number, pair groups (algorithm, dataset) and algorithm groups (algorithm, None)
-            # apart: a row is in one of each; a stable sort of the new rows by group keeps each group in frame order
-            for wanted in (False, True):
-                names = [k for k in self.rows if (k[1] is None) is wanted]
-                code = np.full(n_old, -1, dtype=np.intp)
-                for g, k in enumerate(names):
-                    code[self.rows[k]] = g
+            for names, code in self._group_codes:
+                # a stable sort of the new rows by group keeps each group's rows in frame order
                 new = code[positions]
                 order = np.argsort(new, kind="stable")
                 bounds = np.searchsorted(new[order], np.arange(len(names) + 1))
                 for g, k in enumerate(names):
                     if bounds[g + 1] > bounds[g]:
-                        rows[k] = order[bounds[g]:bounds[g + 1]].astype(np.intp, copy=False)
+                        rows[k] = order[bounds[g]:bounds[g + 1]]
         reps = np.asarray(repetitions, dtype=np.int64)
         by_rep: dict[int, np.ndarray] = {}
         if len(reps):
             starts = np.flatnonzero(np.r_[True, reps[1:] != reps[:-1]])
             ends = np.r_[starts[1:], len(reps)]
             by_rep = {int(reps[a]): np.arange(a, b, dtype=np.intp) for a, b in zip(starts, ends, strict=True)}
-        folds = [self.splits[i][1] for i in positions.tolist()]
-        return RunIndex(rows=rows, by_repetition=by_rep, keys=tuple(self.keys[i] for i in positions.tolist()),
-                        splits=tuple(zip(reps.tolist(), folds, strict=True)))
+        keys, folds = self._columns
+        return RunIndex(rows=rows, by_repetition=by_rep, keys=tuple(keys[positions].tolist()),
+                        splits=tuple(zip(reps.tolist(), folds[positions].tolist(), strict=True)))
+
+    @functools.cached_property
+    def _group_codes(self) -> tuple[tuple[list[tuple[Any, Any]], np.ndarray], ...]:
+        """Each row's group number, among the (algorithm, dataset) groups and among the (algorithm, None) groups (a
+        row is in one of each), with the groups' names: what :meth:`taken` sorts a resample's rows by."""
+        out = []
+        for whole in (False, True):
+            names = [k for k in self.rows if (k[1] is None) is whole]
+            code = np.full(len(self.keys), -1, dtype=np.intp)
+            for g, k in enumerate(names):
+                code[self.rows[k]] = g
+            out.append((names, code))
+        return tuple(out)
+
+    @functools.cached_property
+    def _columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' keys (objects) and folds (-1 for none) as arrays, for :meth:`taken` to take from."""
+        keys = np.empty(len(self.keys), dtype=object)
+        keys[:] = self.keys
+        return keys, np.array([f for _, f in self.splits], dtype=np.int64)
 
 
 @dataclass(frozen=True)
