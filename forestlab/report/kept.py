@@ -28,7 +28,7 @@ from typing import Any
 from forestlab._jsonable import Unencodable, dataclass_closure, decode, encode
 from forestlab.store import Store
 
-__all__ = ["KEPT", "files_under", "keep", "read", "section_key", "store_state", "tree_signature"]
+__all__ = ["KEPT", "files_under", "keep", "read", "section_key", "store_state", "tree_signature", "value_key"]
 
 KEPT = "cache/report"  # under the results folder, beside the claims' verdicts (cache/verdicts)
 _FORMAT = 1  # bumped when what an entry holds changes
@@ -71,6 +71,17 @@ def section_key(name: str, overrides: Sequence[str], *, inputs: str, store: list
              "experiments": experiments, "figures": tree_signature(figures),
              "tz": [os.environ.get("TZ"), list(time.tzname), time.timezone, time.altzone]}
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def value_key(inputs: str, value: Any, cls: type) -> str | None:
+    """The key of something drawn from ``value`` alone (a ``cls`` or a sequence of them: a study's comparisons for
+    its published-vs-reproduced plot) by forestlab's code and the installed packages (``inputs``); None when the
+    encoding cannot hold ``value`` exactly (then nothing is kept)."""
+    try:
+        data = json.dumps([_FORMAT, inputs, encode(value, dataclass_closure(cls))])
+    except (Unencodable, ValueError, TypeError):
+        return None
+    return hashlib.sha256(data.encode()).hexdigest()
 
 
 def _entry(results_dir: Path, name: str, overrides: Sequence[str]) -> Path:

@@ -612,6 +612,25 @@ def _built_part(exp: Experiment, name: str, overrides: Sequence[str], site: Path
         return ExperimentPart(name, exp.study, error=_error_text(exc), built=False)
 
 
+def _study_pvr(study: StudyView, site: Path, overrides: Sequence[str], keeping: Keeping,
+               results_dir: Path) -> PvrPlot:
+    """The study's published-vs-reproduced plot (:func:`forestlab.report.pvr.study_pvr`), read back when the same
+    comparisons were drawn by the same code before (kept beside the sections, :mod:`forestlab.report.kept`)."""
+    comps = tuple(c for p in study.experiments for c in p.comparisons)
+    rel = f"pvr/{_slug(study.key)}.png"
+    name = f"{study.key}+pvr"  # '+' is in no experiment's name: never an experiment's entry
+    key = kept.value_key(keeping.inputs, (study.key, rel, comps), Comparison) \
+        if (results_dir / "runs.sqlite").is_file() else None
+    if key is not None:
+        found = kept.read(results_dir, name, overrides, key, PvrPlot, site)
+        if found is not None:
+            return found
+    plot = study_pvr(study.key, comps, site, rel)
+    if key is not None:
+        kept.keep(results_dir, name, overrides, key, plot, PvrPlot, site, [plot.image] if plot.image else [])
+    return plot
+
+
 def fmt_duration(seconds: float) -> str:
     """'3 h 12 min', '4 min 05 s', '12.3 s'."""
     if seconds < 60:
@@ -1309,8 +1328,7 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
         parts = [experiment_part(name, overrides, tmp, shared, inputs, keeping) for name in names]
         studies = gather(parts)
         for study in studies:  # drawn before the pages: pvr_html(study) shows it
-            study.pvr = study_pvr(study.key, [c for p in study.experiments for c in p.comparisons], tmp,
-                                  f"pvr/{_slug(study.key)}.png")
+            study.pvr = _study_pvr(study, tmp, overrides, keeping, resolve_path(base.paths.results_dir))
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
             (tmp / study.page).write_text(_study_page(study, footer, base.shrunk, overrides), encoding="utf-8")
