@@ -581,7 +581,7 @@ def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | No
           sibling_loader: Callable[[str], ExperimentResults | None]) -> ExperimentResults:
     """The results of one recorded plan (None: nothing recorded, an empty plan) from an open store."""
     planned = plan.runs if plan is not None else pd.DataFrame(columns=ID_COLUMNS)
-    records = store.records(planned["key"].tolist())
+    records = store.records(planned["key"].tolist(), columns=("status", "selected", "metrics", "arrays"))
     info = store.datasets_info(planned["dataset"].unique().tolist())
     statuses = dict(zip(records["key"], records["status"], strict=True))
     counts = {"planned": len(planned), "done": sum(v == "done" for v in statuses.values()),

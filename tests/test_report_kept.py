@@ -206,3 +206,14 @@ def test_instability_keeps_midranks_by_content() -> None:
     scores[0] = -scores[0]  # the same array object, another content
     assert metrics.instability(runs) != before
     assert metrics.instability(runs) == metrics.instability([{"y_test": y, "test_scores": s.copy()} for s in scores])
+
+
+def test_records_of_some_columns_are_those_of_all(store: Path) -> None:
+    with Store(store, readonly=True) as s:
+        every = s.records()
+        some = s.records(every["key"].tolist()[:3], columns=("status", "metrics", "packages"))
+        with pytest.raises(ValueError, match="no such run column"):
+            s.records(columns=("metric",))
+    assert list(some.columns) == ["key", "status", "metrics", "packages"]
+    expected = every[every["key"].isin(some["key"])][list(some.columns)]
+    pd.testing.assert_frame_equal(some.set_index("key").sort_index(), expected.set_index("key").sort_index())

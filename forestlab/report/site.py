@@ -54,8 +54,7 @@ from forestlab.config import (
 from forestlab.errors import ConfigError, ForestlabError, StoreError
 from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
-from forestlab.report import kept
-from forestlab.report import experiment_results, output_dir, readme
+from forestlab.report import experiment_results, kept, output_dir, readme
 from forestlab.report import provenance as prov
 from forestlab.report import site_tables as st
 from forestlab.report.figures import read_caption

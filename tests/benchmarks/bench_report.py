@@ -105,8 +105,9 @@ def run(out: dict) -> None:
         for label, (_commands, _cold, target) in FIGURES.items():
             wall = {s: statistics.median(w for w, _ in times[label][s]) for s in roots}
             cpu = {s: statistics.median(c for _, c in times[label][s]) for s in roots}
+            speedup = cpu["before"] / cpu["after"]
             section[label] = (f"before {wall['before']:.1f} s wall / {cpu['before']:.1f} s CPU, after "
-                              f"{wall['after']:.1f} s wall / {cpu['after']:.1f} s CPU ({cpu['before'] / cpu['after']:.1f}x "
-                              f"CPU); target <= {target:g} s: {'met' if wall['after'] <= target else 'NOT met'} "
-                              f"(wall){'' if cpu['after'] <= target else ', NOT met in CPU either'}")
+                              f"{wall['after']:.1f} s wall / {cpu['after']:.1f} s CPU ({speedup:.1f}x CPU); "
+                              f"target <= {target:g} s: {'met' if wall['after'] <= target else 'NOT met'} (wall)"
+                              f"{'' if cpu['after'] <= target else ', NOT met in CPU either'}")
     out["report_latency"] = section
