@@ -26,7 +26,9 @@ plus ``"interpolate"``); the metrics ``truncated_auc_20/10/05`` and ``partial_au
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -595,6 +597,27 @@ def _midranks(scores: np.ndarray) -> np.ndarray:
     return rankdata(scores, method="average")
 
 
+#: Midranks by their scores' content (:func:`_kept_midranks`), oldest first, and their total size in bytes.
+_MIDRANKS: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_MIDRANKS_BYTES = [0]
+_MIDRANKS_MAX_BYTES = 64 * 2**20
+
+
+def _kept_midranks(scores: np.ndarray) -> np.ndarray:
+    """:func:`_midranks` of a 1-d float64 array (read only), kept by the array's content (a digest of its bytes and
+    shape: a pure function of them, never stale) up to :data:`_MIDRANKS_MAX_BYTES`, the oldest let go first."""
+    key = hashlib.blake2b(f"{scores.dtype.str}{scores.shape}".encode() + scores.tobytes(), digest_size=20).digest()
+    found = _MIDRANKS.get(key)
+    if found is None:
+        found = _midranks(scores)
+        found.flags.writeable = False
+        _MIDRANKS[key] = found
+        _MIDRANKS_BYTES[0] += found.nbytes
+        while _MIDRANKS_BYTES[0] > _MIDRANKS_MAX_BYTES and len(_MIDRANKS) > 1:
+            _MIDRANKS_BYTES[0] -= _MIDRANKS.popitem(last=False)[1].nbytes
+    return found
+
+
 def spearman_distance(scores_a: Any, scores_b: Any) -> float:
     """depecker2010's Spearman-rho distance between the rankings two scorers induce on one sample.
 
@@ -669,10 +692,9 @@ def instability(runs: Sequence[Run]) -> float:
                                  "measure compares rankings of one common test set")
     if len(pairs) < 2:
         return math.nan
-    from scipy.stats import rankdata
-
-    # every run's midranks in one call (rankdata along the rows: the same numbers as row by row, _midranks)
-    ranks = rankdata(np.vstack([s for _, s in pairs]), method="average", axis=1)
+    # every run's midranks (the same numbers as rankdata along the rows of their stack), each kept by content: a
+    # claim measures the same runs again on each of its bootstrap resamples
+    ranks = np.vstack([_kept_midranks(s) for _, s in pairs])
     m = ranks.shape[1]
     if m < 2:
         return math.nan

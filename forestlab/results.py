@@ -9,6 +9,7 @@ that combines several tables) come from the same store through :meth:`Experiment
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -65,6 +66,50 @@ class RunIndex:
         return cls(rows={k: np.asarray(v, dtype=np.intp) for k, v in groups.items()}, by_repetition=by_rep,
                    keys=tuple(runs["key"].tolist()),
                    splits=tuple(zip(runs["repetition"].astype(int).tolist(), folds, strict=True)))
+
+    def taken(self, positions: np.ndarray, repetitions: np.ndarray) -> RunIndex:
+        """The index of the frame of rows ``positions`` of this one (in that order) whose repetitions are renamed
+        ``repetitions`` (each repetition's rows together, numbered in order: a bootstrap resample), derived from this
+        index without reading the frame: what :meth:`of` builds from that frame."""
+        rows: dict[tuple[Any, Any], np.ndarray] = {}
+        if len(positions):
+            for names, code in self._group_codes:
+                # a stable sort of the new rows by group keeps each group's rows in frame order
+                new = code[positions]
+                order = np.argsort(new, kind="stable")
+                bounds = np.searchsorted(new[order], np.arange(len(names) + 1))
+                for g, k in enumerate(names):
+                    if bounds[g + 1] > bounds[g]:
+                        rows[k] = order[bounds[g]:bounds[g + 1]]
+        reps = np.asarray(repetitions, dtype=np.int64)
+        by_rep: dict[int, np.ndarray] = {}
+        if len(reps):
+            starts = np.flatnonzero(np.r_[True, reps[1:] != reps[:-1]])
+            ends = np.r_[starts[1:], len(reps)]
+            by_rep = {int(reps[a]): np.arange(a, b, dtype=np.intp) for a, b in zip(starts, ends, strict=True)}
+        keys, folds = self._columns
+        return RunIndex(rows=rows, by_repetition=by_rep, keys=tuple(keys[positions].tolist()),
+                        splits=tuple(zip(reps.tolist(), folds[positions].tolist(), strict=True)))
+
+    @functools.cached_property
+    def _group_codes(self) -> tuple[tuple[list[tuple[Any, Any]], np.ndarray], ...]:
+        """Each row's group number, among the (algorithm, dataset) groups and among the (algorithm, None) groups (a
+        row is in one of each), with the groups' names: what :meth:`taken` sorts a resample's rows by."""
+        out = []
+        for whole in (False, True):
+            names = [k for k in self.rows if (k[1] is None) is whole]
+            code = np.full(len(self.keys), -1, dtype=np.intp)
+            for g, k in enumerate(names):
+                code[self.rows[k]] = g
+            out.append((names, code))
+        return tuple(out)
+
+    @functools.cached_property
+    def _columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' keys (objects) and folds (-1 for none) as arrays, for :meth:`taken` to take from."""
+        keys = np.empty(len(self.keys), dtype=object)
+        keys[:] = self.keys
+        return keys, np.array([f for _, f in self.splits], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -128,7 +173,8 @@ class ExperimentResults:
     sibling_loader: Callable[[str], ExperimentResults | None] | None = field(default=None, repr=False)
     #: Arrays read by run key, shared by every view of these results (a run's key decides its arrays).
     _arrays: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
-    index: RunIndex = field(init=False, repr=False, compare=False)
+    #: Built when first read (:attr:`index`); a resample derives its own from this one's.
+    _index: RunIndex | None = field(default=None, init=False, repr=False, compare=False)
     #: Numeric columns of ``runs`` read so far, and other experiments read so far (this object's own).
     _numeric: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
     _siblings: dict[str, ExperimentResults | None] = field(default_factory=dict, init=False, repr=False,
@@ -139,7 +185,13 @@ class ExperimentResults:
             object.__setattr__(self, "datasets", list(dict.fromkeys(self.planned["dataset"])))
         if self.algorithms is None:
             object.__setattr__(self, "algorithms", list(dict.fromkeys(self.planned["algorithm"])))
-        object.__setattr__(self, "index", RunIndex.of(self.runs))
+
+    @property
+    def index(self) -> RunIndex:
+        """Where things are in ``runs`` (:class:`RunIndex`), built once, when first read."""
+        if self._index is None:
+            object.__setattr__(self, "_index", RunIndex.of(self.runs))
+        return self._index  # type: ignore[return-value]
 
     # -- construction ----------------------------------------------------------------------------------------
     @classmethod
@@ -344,10 +396,14 @@ class ExperimentResults:
     def _with_repetitions(self, draw: Sequence[int]) -> ExperimentResults:
         rows = self.index.by_repetition
         taken = [rows.get(rep, np.empty(0, dtype=np.intp)) for rep in draw]
-        runs = self.runs.take(np.concatenate(taken)) if taken else self.runs.iloc[0:0]
+        positions = np.concatenate(taken) if taken else np.empty(0, dtype=np.intp)
+        runs = self.runs.take(positions) if taken else self.runs.iloc[0:0]
         runs = runs.reset_index(drop=True)
         runs["repetition"] = np.repeat(np.arange(len(taken)), [len(t) for t in taken])
-        return replace(self, runs=runs, repetitions=tuple(int(r) for r in draw))
+        out = replace(self, runs=runs, repetitions=tuple(int(r) for r in draw))
+        # claims read a resample's index hundreds of times a report: derived from this one, not read from the frame
+        object.__setattr__(out, "_index", self.index.taken(positions, runs["repetition"].to_numpy()))
+        return out
 
     def with_choices(self, choices: Sequence[ChoiceSpec | Mapping[str, Any]]) -> ExperimentResults:
         """These results with one more algorithm per choice: on each dataset, the runs of the candidate whose guide
@@ -525,7 +581,7 @@ def _read(store: Store, plan: RecordedPlan | None, *, name: str, study: str | No
           sibling_loader: Callable[[str], ExperimentResults | None]) -> ExperimentResults:
     """The results of one recorded plan (None: nothing recorded, an empty plan) from an open store."""
     planned = plan.runs if plan is not None else pd.DataFrame(columns=ID_COLUMNS)
-    records = store.records(planned["key"].tolist())
+    records = store.records(planned["key"].tolist(), columns=("status", "selected", "metrics", "arrays"))
     info = store.datasets_info(planned["dataset"].unique().tolist())
     statuses = dict(zip(records["key"], records["status"], strict=True))
     counts = {"planned": len(planned), "done": sum(v == "done" for v in statuses.values()),

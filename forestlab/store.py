@@ -428,13 +428,20 @@ class Store:
         wanted = None if names is None else set(names)
         return {n: json.loads(i) for n, i in rows if wanted is None or n in wanted}
 
-    def records(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
+    def records(self, keys: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
         """Run records as a DataFrame, JSON columns decoded to dicts (one row per key found). ``failure`` is the
         kind of a failed run's failure (:class:`~forestlab.errors.FailureKind` value; None for a done run, and for
         a run failed in a store older than schema 3). ``git_commit``, ``git_dirty`` (0/1) and ``packages`` (dict:
         distribution -> version) say what produced a run: None (``packages`` {}) for a run stored before schema 4,
-        whose provenance is unknown."""
+        whose provenance is unknown. ``columns``: only these (and ``key``), in the store's order: a report reading
+        thousands of runs decodes only the JSON it reads (the learner's spec is the largest)."""
         cols = list(_RUN_COLUMNS)
+        if columns is not None:
+            wanted = {"key", *columns}
+            unknown = wanted - set(cols)
+            if unknown:
+                raise ValueError(f"no such run column: {', '.join(sorted(unknown))}")
+            cols = [c for c in cols if c in wanted]
         if self._conn is None:
             return pd.DataFrame(columns=cols)
         selected = ", ".join(f"NULL AS {c}" if c in self._missing else c for c in cols)
@@ -449,7 +456,9 @@ class Store:
                 rows.extend(self._select(q, chunk))
         df = pd.DataFrame(rows, columns=cols)
         for col in _JSON_COLUMNS:
-            df[col] = [json.loads(v) if isinstance(v, str) and v else ({} if col != "arrays" else []) for v in df[col]]
+            if col in df.columns:
+                df[col] = [json.loads(v) if isinstance(v, str) and v else ({} if col != "arrays" else [])
+                           for v in df[col]]
         return df
 
     def load_arrays(self, key: str) -> dict[str, np.ndarray]:

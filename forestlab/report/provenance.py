@@ -125,7 +125,8 @@ def runs_provenance(res: ExperimentResults, plan_id: str) -> RunsProvenance:
     if not keys or res.results_dir is None:
         return RunsProvenance(counts, None, None)
     with Store(res.results_dir, readonly=True) as store:
-        records = store.records(keys)
+        records = store.records(keys, columns=("status", "finished_at", "git_commit", "git_dirty", "packages",
+                                               "timings", "host", "forestlab_version"))
         plan = store.plan_for(res.name, plan_id=plan_id)
     if records.empty:
         return RunsProvenance(counts, None, None)

@@ -42,18 +42,19 @@ import pandas as pd
 
 from forestlab._version import __version__
 from forestlab.config import (
+    cached_experiment,
     conf_dir,
     experiments_dir,
+    inputs_signature,
     is_registered,
     list_options,
-    load_experiment,
     resolve_path,
     shrunk_kind,
 )
 from forestlab.errors import ConfigError, ForestlabError, StoreError
 from forestlab.experiment import Experiment
 from forestlab.report import critical_difference as cdm
-from forestlab.report import experiment_results, output_dir, readme
+from forestlab.report import experiment_results, kept, output_dir, readme
 from forestlab.report import provenance as prov
 from forestlab.report import site_tables as st
 from forestlab.report.figures import read_caption
@@ -79,7 +80,7 @@ from forestlab.report.model import (
 )
 from forestlab.report.pvr import PvrPlot, study_pvr
 from forestlab.results import ExperimentResults
-from forestlab.spec import FigureSpec, Shrunk, TableSpec
+from forestlab.spec import FigureSpec, Shrunk, TableSpec, figure_kinds
 from forestlab.stats import pair_table
 from forestlab.store import Store
 from forestlab.studies import STUDIES, find_claim, judge_all_cached
@@ -534,14 +535,68 @@ def _other_plans(res: ExperimentResults, exp: Experiment) -> list[str]:
     return out[:5]
 
 
+@dataclass(frozen=True)
+class Keeping:
+    """What a report's kept sections are keyed on besides their experiment (:mod:`forestlab.report.kept`), read
+    once per report: the inputs' signature, the published tables' and READMEs' signature, and each store's state."""
+
+    inputs: str
+    experiments: list[tuple[str, int, int]]
+    stores: dict[Path, list[Any]] = field(default_factory=dict)
+
+    def store(self, results_dir: Path) -> list[Any]:
+        if results_dir not in self.stores:
+            self.stores[results_dir] = kept.store_state(results_dir)
+        return self.stores[results_dir]
+
+
+class _Warned(logging.Handler):
+    """Counts the warnings logged while a section is built (a section that warned is not kept: its warning would
+    not be said again when it is read back)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
 def experiment_part(name: str, overrides: Sequence[str], site: Path,
-                    shared: dict[str, dict[Any, Any]] | None = None) -> ExperimentPart:
+                    shared: dict[str, dict[Any, Any]] | None = None, inputs: str | None = None,
+                    keeping: Keeping | None = None) -> ExperimentPart:
     """Read experiment ``name`` (resolved with ``overrides``) from the store and render it (``shared``: see
-    :func:`experiment_view`)."""
+    :func:`experiment_view`). The experiment is the one ``forestlab tables`` reads: kept as JSON while nothing it
+    depends on changes (:func:`forestlab.config.cached_experiment`; ``inputs``: its inputs' signature, computed once
+    per report), composed otherwise. With ``keeping``, a section kept by an earlier report from the same store,
+    code, config and files is read back (:mod:`forestlab.report.kept`), and one built here is kept."""
     try:
-        exp = load_experiment([f"experiment={name}", *overrides])
+        exp = cached_experiment([f"experiment={name}", *overrides], inputs)
     except ForestlabError as exc:
         return ExperimentPart(name, _declared_study(name), error=str(exc))
+    results_dir = resolve_path(exp.paths.results_dir)
+    key = None
+    if keeping is not None and (results_dir / "runs.sqlite").is_file():
+        key = kept.section_key(name, overrides, inputs=keeping.inputs, store=keeping.store(results_dir),
+                               experiments=keeping.experiments, figures=output_dir(exp, "figures"))
+        found = kept.read(results_dir, name, overrides, key, ExperimentPart, site)
+        if found is not None:
+            return found
+        before = kept.files_under(site)
+    warned = _Warned()
+    log.addHandler(warned)
+    try:
+        part = _built_part(exp, name, overrides, site, shared)
+    finally:
+        log.removeHandler(warned)
+    if key is not None and part.built and not part.error and not warned.count:
+        kept.keep(results_dir, name, overrides, key, part, ExperimentPart, site, kept.files_under(site) - before)
+    return part
+
+
+def _built_part(exp: Experiment, name: str, overrides: Sequence[str], site: Path,
+                shared: dict[str, dict[Any, Any]] | None) -> ExperimentPart:
+    """Experiment ``exp``'s section, built from the store (see :func:`experiment_part`)."""
     try:
         view = experiment_view(exp, overrides, site, shared)
         return ExperimentPart(name=view.name, study=exp.study, has_plan=view.has_plan,
@@ -554,6 +609,25 @@ def experiment_part(name: str, overrides: Sequence[str], site: Path,
         log.warning("report: the section of %s could not be built: %s", name, _error_text(exc))
         log.debug("report: %s failed", name, exc_info=True)
         return ExperimentPart(name, exp.study, error=_error_text(exc), built=False)
+
+
+def _study_pvr(study: StudyView, site: Path, overrides: Sequence[str], keeping: Keeping,
+               results_dir: Path) -> PvrPlot:
+    """The study's published-vs-reproduced plot (:func:`forestlab.report.pvr.study_pvr`), read back when the same
+    comparisons were drawn by the same code before (kept beside the sections, :mod:`forestlab.report.kept`)."""
+    comps = tuple(c for p in study.experiments for c in p.comparisons)
+    rel = f"pvr/{_slug(study.key)}.png"
+    name = f"{study.key}+pvr"  # '+' is in no experiment's name: never an experiment's entry
+    key = kept.value_key(keeping.inputs, (study.key, rel, comps), Comparison) \
+        if (results_dir / "runs.sqlite").is_file() else None
+    if key is not None:
+        found = kept.read(results_dir, name, overrides, key, PvrPlot, site)
+        if found is not None:
+            return found
+    plot = study_pvr(study.key, comps, site, rel)
+    if key is not None:
+        kept.keep(results_dir, name, overrides, key, plot, PvrPlot, site, [plot.image] if plot.image else [])
+    return plot
 
 
 def fmt_duration(seconds: float) -> str:
@@ -1165,14 +1239,14 @@ def site_dir(experiment: Experiment) -> Path:
     return root / ("report" if experiment.shrunk is None else f"report-{experiment.shrunk.label}")
 
 
-def _check_overrides(overrides: Sequence[str]) -> Any:
+def _check_overrides(overrides: Sequence[str], inputs: str | None = None) -> Any:
     """The default experiment resolved with ``overrides`` (where the report goes, whether these are smoke runs,
     how many workers): a bad override is the user's error, said before anything is read."""
     chosen = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") in ("experiment", "dataset", "algorithm")]
     if chosen:
         raise ConfigError(f"the report covers every experiment: '{chosen[0]}' cannot be given to it (give "
                           "overrides that apply to every experiment, such as seeds=3)")
-    return load_experiment(list(overrides))
+    return cached_experiment(list(overrides), inputs)
 
 
 def _declared_study(name: str) -> str | None:
@@ -1226,7 +1300,9 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
     """
     t0 = time.perf_counter()
     overrides = [str(o) for o in overrides]
-    base = _check_overrides(overrides)
+    figure_kinds(complete=True)  # the plug-ins' drawings and claims: a kept experiment is not validated again
+    inputs = inputs_signature()  # what every kept experiment depends on besides its overrides: read once
+    base = _check_overrides(overrides, inputs)
     names = list_options("experiments")
     if not names:
         raise ConfigError("no experiment is registered (conf/experiment/ is empty)")
@@ -1247,11 +1323,11 @@ def build_site(overrides: Sequence[str] = (), *, out: Path | None = None) -> Pat
         # one experiment after the other: worker processes were slower (each pays the imports and the config
         # tree again) on the 2-core machines this runs on
         shared: dict[str, dict[Any, Any]] = {}
-        parts = [experiment_part(name, overrides, tmp, shared) for name in names]
+        keeping = Keeping(inputs, kept.tree_signature(experiments_dir()))
+        parts = [experiment_part(name, overrides, tmp, shared, inputs, keeping) for name in names]
         studies = gather(parts)
         for study in studies:  # drawn before the pages: pvr_html(study) shows it
-            study.pvr = study_pvr(study.key, [c for p in study.experiments for c in p.comparisons], tmp,
-                                  f"pvr/{_slug(study.key)}.png")
+            study.pvr = _study_pvr(study, tmp, overrides, keeping, resolve_path(base.paths.results_dir))
         footer = _footer(time.time(), overrides, [p for p in parts if not p.error])
         for study in studies:
             (tmp / study.page).write_text(_study_page(study, footer, base.shrunk, overrides), encoding="utf-8")

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from forestlab.metrics import direction
@@ -138,29 +139,36 @@ def table_downloads(site: Path, folder: str, name: str, model: TableModel | None
 
 # -- per-seed values ----------------------------------------------------------------------------------------------
 def runs_frame(res: ExperimentResults, layout: Layout, dataset: str) -> pd.DataFrame:
-    """One row per (repetition, fold) of ``dataset``: each metric or curve cell's value in that run (a measure is
-    one statistic over the runs: it has no per-run value and no column)."""
-    frames = []
+    """One row per (repetition, fold) of ``dataset`` (a missing fold as -1), sorted: each metric or curve cell's
+    value in that run, NaN where it has none (a measure is one statistic over the runs: it has no per-run value and
+    no column). A (repetition, fold) a cell has twice keeps its first run's value.
+
+    Built from the results' run index as plain arrays (one frame per dataset, no frame per cell): a report writes
+    this for every dataset of every table."""
+    headers: list[str] = []
+    columns: list[dict[tuple[int, int], float]] = []
     for c in layout.columns:
         if c.kind == "measure":
             continue
-        if c.kind == "metric":
-            v = res.values(c.algorithm, c.quantity, dataset)
-            s = pd.Series(v["value"].to_numpy(), index=pd.MultiIndex.from_arrays(
-                [v["repetition"].to_numpy(), v["fold"].fillna(-1).astype(int).to_numpy()]), name=c.header)
-        else:
+        splits, values = res.split_values(c.algorithm, c.quantity, dataset)
+        if c.kind != "metric":
             values = res.cell_values(c.spec, dataset)
-            splits = res.split_values(c.algorithm, c.quantity, dataset)[0]
             if len(values) != len(splits):
                 continue
-            s = pd.Series(values, index=pd.MultiIndex.from_tuples(splits), name=c.header)
-        s = s[~s.index.duplicated()]
-        frames.append(s)
-    if not frames:
+        column: dict[tuple[int, int], float] = {}
+        for split, value in zip(splits, values.tolist(), strict=True):
+            column.setdefault(split, value)  # the first run of a split, as a duplicated index keeps it
+        headers.append(c.header)
+        columns.append(column)
+    if not columns:
         return pd.DataFrame()
-    df = pd.concat(frames, axis=1).sort_index()
-    df.index.names = ["repetition", "fold"]
-    return df
+    index = sorted(set().union(*columns))
+    nan = float("nan")
+    data = np.array([[col.get(split, nan) for col in columns] for split in index], dtype=float).reshape(
+        len(index), len(columns))
+    return pd.DataFrame(data, columns=headers,
+                        index=pd.MultiIndex.from_tuples(index, names=["repetition", "fold"]) if index else
+                        pd.MultiIndex.from_arrays([np.empty(0, dtype=np.int64)] * 2, names=["repetition", "fold"]))
 
 
 def runs_page(site: Path, folder: str, name: str, title: str, res: ExperimentResults, layout: Layout,
@@ -180,8 +188,9 @@ def runs_page(site: Path, folder: str, name: str, title: str, res: ExperimentRes
         head = "<th>seed (repetition)</th>" + ("<th>fold</th>" if has_folds else "") + "".join(
             f"<th>{esc(headers.get(h, h))}</th>" for h in df.columns)
         body = []
-        for (rep, fold), values in df.iterrows():
-            cells = "".join(f"<td>{esc(fmt_number(v, digits.get(h, 3)))}</td>" for h, v in values.items())
+        shown = [digits.get(h, 3) for h in df.columns]
+        for (rep, fold), values in zip(df.index, df.to_numpy(), strict=True):
+            cells = "".join(f"<td>{esc(fmt_number(v, d))}</td>" for v, d in zip(values, shown, strict=True))
             body.append(f"<tr><th>{int(rep)}</th>" + (f"<td>{int(fold) if fold >= 0 else '—'}</td>"
                                                       if has_folds else "") + cells + "</tr>")
         sections.append(f'<section id="{esc(slug(dataset))}"><h2>{esc(dataset)} <a class="permalink" '

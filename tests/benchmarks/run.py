@@ -25,7 +25,8 @@ MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "benc
            "modern_rankers": "bench_modern_rankers", "modern_tests": "bench_modern_tests",
            "modern_experiments": "bench_modern_experiments",
            "svm_leafrank": "bench_svm_leafrank", "heavy_learners": "bench_heavy_learners",
-           "courses": "bench_courses", "cli": "bench_cli", "wu2021": "bench_wu2021", "scaleout": "bench_scaleout"}
+           "courses": "bench_courses", "cli": "bench_cli", "wu2021": "bench_wu2021",
+           "report": "bench_report", "scaleout": "bench_scaleout"}
 
 
 def main() -> int:
