@@ -535,11 +535,17 @@ def modern_rankers_gauss_treerank_within_noise(res: ExperimentResults) -> ClaimR
     return verdict(text, test, bool(gap >= -NOISE_SE * se), evidence, training_sets_per_problem=(least, 2))
 
 
+def _level_band(n: int) -> tuple[float, float]:
+    """The two-sided :data:`LEVEL_BAND` binomial band of a rejection rate over ``n`` samples of a test at level
+    :data:`LEVEL` under the null: inside it, the rate is what chance gives."""
+    from scipy.stats import binom
+
+    return (float(binom.ppf((1 - LEVEL_BAND) / 2, n, LEVEL)) / n, float(binom.isf((1 - LEVEL_BAND) / 2, n, LEVEL)) / n)
+
+
 def _level_check(res: ExperimentResults, algorithms: tuple[str, ...]) -> tuple[bool, list[str], int]:
     """Each algorithm's rejection rate on each null problem with 20+ samples against the binomial band around the
     level: whether all are inside, the lines of evidence, and how many (algorithm, problem) pairs were checked."""
-    from scipy.stats import binom
-
     parts, ok, seen = [], True, 0
     for algorithm in algorithms:
         values = finite_values(res, algorithm, "reject")
@@ -549,8 +555,7 @@ def _level_check(res: ExperimentResults, algorithms: tuple[str, ...]) -> tuple[b
                 continue
             seen += 1
             n = v.size
-            lo = binom.ppf((1 - LEVEL_BAND) / 2, n, LEVEL) / n
-            hi = binom.isf((1 - LEVEL_BAND) / 2, n, LEVEL) / n
+            lo, hi = _level_band(n)
             rate = float(v.mean())
             ok &= bool(lo <= rate <= hi)
             parts.append(f"{algorithm} on {dataset}: {rate:.3f} over {n} (band {lo:.3f}-{hi:.3f})")
@@ -572,8 +577,6 @@ def modern_tests_hold_their_level(res: ExperimentResults) -> ClaimResult:
 
 @claim("modern_tests_wilcoxon_competitive")
 def modern_tests_wilcoxon_competitive(res: ExperimentResults) -> ClaimResult:
-    from scipy.stats import binom
-
     text = ("Beyond the study (ours): the thesis's S-WMW_TR is still competitive with the tests of today, the "
             "classifier test C2ST and the adaptive-kernel MMDAgg (depecker2010 §6.2.3 asked again)")
     test = (f"among Table 6.1's 8 settings, those where the better of C2ST and MMDAgg has power (its rejection rate "
@@ -591,7 +594,7 @@ def modern_tests_wilcoxon_competitive(res: ExperimentResults) -> ClaimResult:
         rival = max(("c2st", "mmd_agg"), key=lambda a: power[a][d].mean())
         theirs = power[rival][d]
         p1, p2 = float(mine.mean()), float(theirs.mean())
-        if p2 <= binom.isf((1 - LEVEL_BAND) / 2, theirs.size, LEVEL) / theirs.size:
+        if p2 <= _level_band(theirs.size)[1]:  # what chance gives: the rival has no power here
             parts.append(f"{d} {p1:.2f} vs {rival} {p2:.2f} (no power: left out)")
             continue
         informative += 1
