@@ -1,0 +1,52 @@
+"""The whole-reproduction benchmark (issue 24, target 1): its commands, the studies' experiments, its sums."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+import bench_reproduction as bench  # noqa: E402
+
+
+def test_commands_are_make_tables_figures_report() -> None:
+    cmds = bench.commands(["a", "b"], 2)
+    assert cmds == [
+        ["run", "experiment=a", "launcher.n_jobs=2", "--quiet"], ["tables", "a"], ["compare", "a"],
+        ["run", "experiment=b", "launcher.n_jobs=2", "--quiet"], ["tables", "b"], ["compare", "b"],
+        ["run", "experiment=a", "launcher.n_jobs=2", "--quiet"], ["figures", "a"],
+        ["run", "experiment=b", "launcher.n_jobs=2", "--quiet"], ["figures", "b"],
+        ["report"],
+    ]
+
+
+def test_study_experiments_leave_out_only_ours() -> None:
+    from forestlab.config import group_options
+
+    every = set(group_options("experiment"))
+    studies = bench.experiments("studies")
+    ours = every - set(studies)
+    assert len(studies) == 19 and set(studies) <= every
+    assert ours and all(n.startswith("wu2021_") or "_modern_" in n or n == "single" for n in ours), ours
+    with pytest.raises(SystemExit, match="unknown experiment"):
+        bench.experiments("uci_binary,uci_binnary")
+
+
+def test_summarise_subtracts_pauses(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    log.write_text("start 100 abc123\n"
+                   "100 130 rc=0 .venv/bin/forestlab run experiment=e1 launcher.n_jobs=2 --quiet\n"
+                   "130 132 rc=0 tables e1\n130 135 rc=0 compare e1\n"
+                   "135 136 rc=0 run experiment=e1 launcher.n_jobs=2 --quiet\n136 140 rc=0 figures e1\n"
+                   "140 150 rc=0 report\nend 150\n")
+    pauses = tmp_path / "pauses"
+    pauses.write_text("pause 110\nresume 120\n")  # 10 s inside the first run
+    out = bench.summarise(log, pauses)
+    assert out["seconds_by_experiment"] == {"e1": 20 + 2 + 5 + 1 + 4, "(report)": 10}
+    assert out["runs_s"] == 20 and out["paused_s_excluded"] == 10 and out["total_s"] == 42
+    assert out["complete"] and out["met"] and out["commit"] == "abc123"
+    log.write_text(log.read_text().replace("rc=0 figures", "rc=1 figures"))
+    with pytest.raises(SystemExit, match="failed"):
+        bench.summarise(log)
