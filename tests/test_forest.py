@@ -363,3 +363,77 @@ def test_registry_and_get_learner():
     assert isinstance(BreimanForestClassifier.version, int)
     with pytest.raises(ConfigError, match=r"unknown learner 'nope'.*valid learners:.*\brf\b"):
         get_learner("nope")
+
+
+# -- grow_forest: the trees RandomForestClassifier.fit grows, without its per-tree overhead ----------------------------
+def _fit_attributes(est):
+    return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("__")}
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return type(a) is type(b) and a.dtype == b.dtype and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("settings", [
+    {},  # binary, sqrt features, bootstrap
+    {"max_features": 5, "min_samples_leaf": 3, "max_depth": 4},
+    {"max_features": 20, "criterion": "entropy"},  # bagging: every feature
+    {"bootstrap": False, "max_features": 2},
+    {"min_samples_leaf": 0.05, "random_state": np.random.RandomState(3)},
+    {"n_classes": 3, "labels": np.array(["a", "b", "c"])},
+])
+def test_grow_forest_grows_fits_trees_bit_for_bit(settings):
+    from forestlab.learners._forest import grow_forest
+
+    settings = dict(settings)
+    n_classes = settings.pop("n_classes", 2)
+    labels = settings.pop("labels", np.array([-1, 1]))
+    X, y_idx = make_classification(n_samples=160, n_features=20, n_informative=6, n_classes=n_classes,
+                                   random_state=7)
+    X = X.astype(np.float32)
+    X[::7, 3] = X[1, 3]  # ties in a feature
+    y = labels[y_idx]
+    kwargs = {"n_estimators": 12, "max_features": 4, "random_state": 11} | settings
+    state = kwargs["random_state"]
+    ref = RandomForestClassifier(**(kwargs | {"random_state": state if isinstance(state, int)
+                                               else np.random.RandomState(3)})).fit(X, y)
+    lean = RandomForestClassifier(**kwargs)
+    classes, codes = np.unique(y, return_inverse=True)
+    grow_forest(lean, X, classes, codes)
+    assert _fit_attributes(lean).keys() == _fit_attributes(ref).keys()
+    for key in ("n_features_in_", "n_outputs_", "classes_", "n_classes_"):
+        assert _same(getattr(lean, key), getattr(ref, key)), key
+    assert (lean._n_samples, lean._n_samples_bootstrap, lean._sample_weight) == \
+           (ref._n_samples, ref._n_samples_bootstrap, ref._sample_weight)
+    assert len(lean.estimators_) == len(ref.estimators_)
+    for a, b in zip(lean.estimators_, ref.estimators_, strict=True):
+        assert a.get_params() == b.get_params()
+        assert vars(a).keys() == vars(b).keys()
+        for key, value in _fit_attributes(b).items():
+            if key != "tree_":
+                assert _same(getattr(a, key), value), key
+        sa, sb = a.tree_.__getstate__(), b.tree_.__getstate__()
+        assert sa.keys() == sb.keys()
+        for key in sb:
+            assert np.array_equal(sa[key], sb[key]), key
+    if lean.bootstrap:
+        for a, b in zip(lean.estimators_samples_, ref.estimators_samples_, strict=True):
+            assert np.array_equal(a, b)
+    assert np.array_equal(lean.predict(X), ref.predict(X))
+    assert np.array_equal(lean.feature_importances_, ref.feature_importances_)
+
+
+def test_grow_forest_leaves_other_settings_to_fit(binary_data):
+    from forestlab.learners._forest import grow_forest
+
+    X, y = binary_data[0].astype(np.float32), binary_data[1]
+    classes, codes = np.unique(y, return_inverse=True)
+    for settings in ({"max_samples": 0.5}, {"max_leaf_nodes": 6}, {"class_weight": "balanced"},
+                     {"max_features": "sqrt"}, {"ccp_alpha": 0.01}):
+        ref = RandomForestClassifier(n_estimators=5, random_state=0, **settings).fit(X, y)
+        lean = RandomForestClassifier(n_estimators=5, random_state=0, **settings)
+        grow_forest(lean, X, classes, codes)
+        for a, b in zip(lean.estimators_, ref.estimators_, strict=True):
+            assert np.array_equal(a.tree_.threshold, b.tree_.threshold), settings
