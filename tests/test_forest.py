@@ -401,7 +401,7 @@ def test_grow_forest_grows_fits_trees_bit_for_bit(settings):
                                                else np.random.RandomState(3)})).fit(X, y)
     lean = RandomForestClassifier(**kwargs)
     classes, codes = np.unique(y, return_inverse=True)
-    grow_forest(lean, X, classes, codes)
+    drawn = grow_forest(lean, X, classes, codes)
     assert _fit_attributes(lean).keys() == _fit_attributes(ref).keys()
     for key in ("n_features_in_", "n_outputs_", "classes_", "n_classes_"):
         assert _same(getattr(lean, key), getattr(ref, key)), key
@@ -419,8 +419,10 @@ def test_grow_forest_grows_fits_trees_bit_for_bit(settings):
         for key in sb:
             assert np.array_equal(sa[key], sb[key]), key
     if lean.bootstrap:
-        for a, b in zip(lean.estimators_samples_, ref.estimators_samples_, strict=True):
-            assert np.array_equal(a, b)
+        for a, b, c in zip(lean.estimators_samples_, ref.estimators_samples_, drawn, strict=True):
+            assert np.array_equal(a, b) and np.array_equal(c, b)
+    else:
+        assert drawn is None
     assert np.array_equal(lean.predict(X), ref.predict(X))
     assert np.array_equal(lean.feature_importances_, ref.feature_importances_)
 
@@ -434,6 +436,6 @@ def test_grow_forest_leaves_other_settings_to_fit(binary_data):
                      {"max_features": "sqrt"}, {"ccp_alpha": 0.01}):
         ref = RandomForestClassifier(n_estimators=5, random_state=0, **settings).fit(X, y)
         lean = RandomForestClassifier(n_estimators=5, random_state=0, **settings)
-        grow_forest(lean, X, classes, codes)
+        assert grow_forest(lean, X, classes, codes) is None
         for a, b in zip(lean.estimators_, ref.estimators_, strict=True):
             assert np.array_equal(a.tree_.threshold, b.tree_.threshold), settings

@@ -261,8 +261,10 @@ class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, Ba
             random_state=self.random_state,
             n_jobs=self._n_jobs(),
         )
+        in_bag = None
         if self._n_jobs() in (None, 1):
-            grow_forest(forest, X, classes, y_idx)  # the trees forest.fit(X, y) grows, without its per-tree overhead
+            # the trees forest.fit(X, y) grows, without its per-tree overhead
+            in_bag = grow_forest(forest, X, classes, y_idx)
         else:
             forest.fit(X, y)  # threads over the trees
         self.classes_ = classes
@@ -282,8 +284,9 @@ class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, Ba
             self.__dict__.pop(name, None)  # a refit with bootstrap=False must not keep stale OOB attributes
         if self.bootstrap:
             mask = np.ones(pred_idx.shape, dtype=bool)
-            for t, in_bag in enumerate(forest.estimators_samples_):
-                mask[t, in_bag] = False
+            # forest.estimators_samples_ draws every tree's bootstrap again (a RandomState made per tree)
+            for t, drawn in enumerate(forest.estimators_samples_ if in_bag is None else in_bag):
+                mask[t, drawn] = False
             counts = vote_counts(pred_idx, n_classes, mask=mask)
             n_oob = mask.sum(axis=0)
             has_oob = n_oob > 0
@@ -386,7 +389,8 @@ class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, Ba
                                  self.oob_mask_ if self.bootstrap else None, self._tree_indices, X_test, y_test)
 
 
-def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarray, y_idx: np.ndarray) -> None:
+def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarray,
+                y_idx: np.ndarray) -> list[np.ndarray] | None:
     """``forest.fit(X, classes[y_idx])``, for dense finite float32 ``X``, no sample or class weights, ``max_samples``
     None, no ``max_leaf_nodes``, ``ccp_alpha`` 0, and ``max_features`` an int (what BreimanForestClassifier passes):
     the same trees, bit for bit, and the fitted attributes ``fit`` sets, without its per-tree Python overhead.
@@ -399,6 +403,9 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
     ``randint(2**31 - 1)`` per tree from ``check_random_state(forest.random_state)`` (the tree's ``random_state``),
     the bootstrap ``RandomState(seed).randint(0, n, n)`` as per-sample counts, and the splitter seeded by a fresh
     ``RandomState(seed)``. Anything outside that case is grown by ``forest.fit``.
+
+    Returns each tree's bootstrap sample (``forest.estimators_samples_``, drawn once here rather than again by that
+    property), or None: no bootstrap, or grown by ``forest.fit``.
     """
     from sklearn.base import clone
     from sklearn.tree import _classes as tree_classes
@@ -410,7 +417,7 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
             or params["monotonic_cst"] is not None or not isinstance(params["max_features"], numbers.Integral)
             or X.dtype != np.float32 or X.ndim != 2):
         forest.fit(X, classes.take(y_idx))
-        return
+        return None
     n, d = X.shape
     y = np.ascontiguousarray(y_idx, dtype=np.float64).reshape(-1, 1)
     tree_codes = np.unique(y[:, 0])
@@ -434,10 +441,10 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
     min_weight_leaf = template.min_weight_fraction_leaf * n  # exact for bootstrap counts too: the fraction is 0
     if template.min_weight_fraction_leaf != 0.0:
         forest.fit(X, classes.take(y_idx))
-        return
+        return None
     seeds = check_random_state(forest.random_state)
     rng = np.random.RandomState()  # reseeded per tree: the state RandomState(seed) starts in
-    trees = []
+    trees, samples = [], []
     for _ in range(forest.n_estimators):
         seed = seeds.randint(np.iinfo(np.int32).max)
         tree = copy.copy(template)
@@ -445,7 +452,8 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
         weight = None
         if forest.bootstrap:
             rng.seed(seed)
-            weight = np.bincount(rng.randint(0, n, n).astype(np.int32), minlength=n).astype(np.float64)
+            samples.append(rng.randint(0, n, n).astype(np.int32))
+            weight = np.bincount(samples[-1], minlength=n).astype(np.float64)
         rng.seed(seed)  # the splitter draws its own seed from it when the build starts
         criterion = tree_classes.CRITERIA_CLF[template.criterion](1, n_classes)
         splitter = tree_classes.DENSE_SPLITTERS[template.splitter](criterion, int(template.max_features),
@@ -458,6 +466,7 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
         tree.max_features_ = int(template.max_features)
         trees.append(tree)
     forest.estimators_ = trees
+    return samples if forest.bootstrap else None
 
 
 def forest_like(estimator: BaseEstimator, **overrides: Any) -> BreimanForestClassifier:

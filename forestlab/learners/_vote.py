@@ -64,16 +64,29 @@ def shared_tree_predictions() -> Iterator[None]:
         _shared.reset(token)
 
 
+def _check_features(tree: Any, X: np.ndarray) -> None:
+    """What ``tree.apply(X, check_input=False)`` checks: a fitted tree with X's number of features."""
+    n_features = getattr(tree, "n_features_in_", None)
+    if n_features is None:
+        check_is_fitted(tree)
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(tree).__name__} is expecting {n_features} features "
+                         "as input.")
+
+
 def _predict_block(estimators: Sequence[Any], X: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """Class indices predicted by each tree of ``estimators``: shape (len(estimators), n_samples)."""
     n_classes = len(classes)
     out = np.empty((len(estimators), X.shape[0]), dtype=np.intp)
     forest_codes = np.arange(n_classes)
     for t, tree in enumerate(estimators):
-        # tree.predict(X) is tree.classes_[argmax of the leaf's class weights]; apply + a per-leaf table gives the same
-        # without predict's per-call overhead and its (n_samples, n_classes) copy.
+        # tree.predict(X) is tree.classes_[argmax of the leaf's class weights]; the leaves' lookup + a per-leaf table
+        # gives the same without predict's per-call overhead and its (n_samples, n_classes) copy. The lookup is
+        # tree.apply(X, check_input=False) less its per-tree check of the feature count (done here once a tree
+        # shape, in ``_check_features``), which costs as much as the lookup on small data.
+        _check_features(tree, X)
         leaf_class = tree.tree_.value[:, 0, :].argmax(axis=1)
-        pred = leaf_class.take(tree.apply(X, check_input=False))  # indices into tree.classes_
+        pred = leaf_class.take(tree.tree_.apply(X))  # indices into tree.classes_
         tree_classes = tree.classes_
         if len(tree_classes) == n_classes and np.array_equal(tree_classes, forest_codes):
             out[t] = pred  # fitted inside a forest: tree.classes_ are the codes 0..K-1 of the forest's classes
