@@ -364,10 +364,12 @@ def run(
 ) -> None:
     """Run an experiment: plan its runs, skip those already stored, run the rest and store each as it ends."""
     _setup_logging(quiet)
-    from forestlab.config import definition, expand_named, is_registered, load_experiment
+    from forestlab.config import cached_experiment, definition, expand_named, is_registered
 
     expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
-    exp = load_experiment(expanded)  # before the runner's imports (scikit-learn): a bad override answers at once
+    # before the runner's imports (scikit-learn): a bad override answers at once; kept as JSON, so that a rerun
+    # (cron, `make figures` after `make tables`) does not compose and validate the same experiment again
+    exp = cached_experiment(expanded)
     # an experiment named by experiment.name= records what composes it, for the commands that read it by its name
     named = None if is_registered(exp.name) else definition(expanded)
     from forestlab.runner import is_terminal, run_experiment
