@@ -117,6 +117,11 @@ def test_verdicts_are_kept_beside_the_store_and_judged_again_when_anything_chang
     first = studies.judge_all_cached(names, res, n_resamples=10)
     again = studies.judge_all_cached(names, res, n_resamples=10)
     assert len(calls) == 1 and again == first and len(list((tmp_path / "cache" / "verdicts").glob("*.json"))) == 1
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "runs.sqlite") as con:  # the store changes, not what these claims read
+        con.execute("INSERT INTO meta (name, value) VALUES ('other experiment', 'ran')")
+    assert studies.judge_all_cached(names, res, n_resamples=10) == first and len(calls) == 1
     changed = dataclasses.replace(res, runs=res.runs.assign(test_auc=res.runs["test_auc"] - 0.2))
     assert studies.judge_all_cached(names, changed, n_resamples=10) != first and len(calls) == 2
 

@@ -55,7 +55,6 @@ from forestlab.config import experiments_dir, shrunk_kind
 from forestlab.errors import ConfigError
 from forestlab.experiment import content_hash
 from forestlab.results import ExperimentResults
-from forestlab.store import Store
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "NOT_TESTED", "STUDIES", "ClaimFunction", "ClaimResult",
            "Judgement", "Study", "claim_registrar", "dataset_means", "find_claim", "finite_values", "get_study",
@@ -318,37 +317,42 @@ VERDICT_CACHE = "cache/verdicts"  # under the results folder
 
 def _verdict_key(names: Sequence[str], res: ExperimentResults, n_resamples: int, seed: int,
                  min_agreement: float) -> str | None:
-    """What a set of verdicts depends on: the claims and the judging settings, this experiment's runs and values,
-    the whole store's state (a claim may read other experiments) and the code that judges. None without a store."""
+    """What a set of verdicts depends on: the claims and the judging settings, the code that judges, this
+    experiment's runs and values, and those of the other experiments its claims read (``Study.combines``, through
+    ``res.sibling``). None without a store.
+
+    Not the rest of the store: under ``make tables`` each experiment's comparison is judged before the next
+    experiments run, and a key on the whole store's state made every verdict stale by the time ``forestlab report``
+    read it (the report judged every claim again, most of its time on a fresh reproduction)."""
     if res.results_dir is None or not (Path(res.results_dir) / "runs.sqlite").is_file():
         return None
-    with Store(res.results_dir, readonly=True) as store:
-        state = store._select("SELECT COUNT(*), MAX(finished_at) FROM runs") if store._conn is not None else []
-    # and any write at all (a backfill or a replaced run of another experiment leaves both numbers as they were): the
-    # database file and its write-ahead log, as the file system sees them
-    for name in ("runs.sqlite", "runs.sqlite-wal"):
-        try:
-            st = (Path(res.results_dir) / name).stat()
-            state.append((name, st.st_size, st.st_mtime_ns))
-        except OSError:
-            state.append((name, None, None))
+
+    def runs_hash(one: ExperimentResults) -> str:
+        values = pd.util.hash_pandas_object(one.runs.astype(str), index=False).to_numpy()
+        return hashlib.sha256(values.tobytes()).hexdigest()
+
+    combined = sorted({other for name in names for other in find_claim(name)[0].combines.get(name, ())
+                       if other != res.name})
+    siblings = {}
+    for other in combined:
+        sibling = res.sibling(other)
+        siblings[other] = None if sibling is None else runs_hash(sibling)
     code = hashlib.sha256()
     for module in sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[1] / "results.py",
                                                                 Path(__file__).parents[1] / "metrics.py"]:
         code.update(module.read_bytes())
-    values = pd.util.hash_pandas_object(res.runs.astype(str), index=False).to_numpy()
     return content_hash({"names": list(names), "experiment": res.name, "smoke": res.smoke, "seeds": res.seeds,
                          "n_resamples": n_resamples, "seed": seed, "min_agreement": min_agreement,
-                         "store": [list(r) for r in state], "code": code.hexdigest(),
-                         "values": hashlib.sha256(values.tobytes()).hexdigest()}, 32)
+                         "code": code.hexdigest(), "values": runs_hash(res), "siblings": siblings}, 32)
 
 
 def judge_all_cached(names: Sequence[str], res: ExperimentResults, *, n_resamples: int = N_RESAMPLES,
                      seed: int = 0, min_agreement: float = MIN_AGREEMENT) -> list[Judgement]:
     """:func:`judge_all`, its verdicts kept in ``<results>/cache/verdicts/`` so that ``forestlab compare`` (run by
     ``make tables``) and ``forestlab report`` judge a claim once. A kept verdict is used only when nothing it
-    depends on has changed (:func:`_verdict_key`: the claims, the store's runs, this experiment's values and the
-    judging code); a store that cannot be written to is judged every time."""
+    depends on has changed (:func:`_verdict_key`: the claims, this experiment's runs and values and those of the
+    experiments its claims combine, and the judging code); a store that cannot be written to is judged every
+    time."""
     import json
 
     key = _verdict_key(names, res, n_resamples, seed, min_agreement)
