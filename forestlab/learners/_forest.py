@@ -415,6 +415,7 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
     if (params["max_samples"] is not None or params["max_leaf_nodes"] is not None or params["ccp_alpha"] != 0.0
             or params["class_weight"] is not None or params["oob_score"] or params["warm_start"]
             or params["monotonic_cst"] is not None or not isinstance(params["max_features"], numbers.Integral)
+            or params["min_weight_fraction_leaf"] != 0.0
             or X.dtype != np.float32 or X.ndim != 2):
         forest.fit(X, classes.take(y_idx))
         return None
@@ -438,10 +439,7 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
     split = template.min_samples_split
     min_samples_split = split if isinstance(split, numbers.Integral) else max(2, math.ceil(split * n))
     min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
-    min_weight_leaf = template.min_weight_fraction_leaf * n  # exact for bootstrap counts too: the fraction is 0
-    if template.min_weight_fraction_leaf != 0.0:
-        forest.fit(X, classes.take(y_idx))
-        return None
+    min_weight_leaf = 0.0  # min_weight_fraction_leaf is 0 here (else grown by forest.fit)
     seeds = check_random_state(forest.random_state)
     rng = np.random.RandomState()  # reseeded per tree: the state RandomState(seed) starts in
     trees, samples = [], []
