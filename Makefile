@@ -34,18 +34,18 @@ run: install ## Run the default experiment (offline, under a minute) and print i
 	$(BIN)/forestlab tables quickstart
 	@cat results/tables/quickstart/test_risk.md
 
-tables: install ## Run every experiment (incrementally) and render every table and comparison
-	@set -e; for e in $$($(LIST_EXPERIMENTS)); do \
-	  $(BIN)/forestlab run experiment=$$e launcher.n_jobs=$(JOBS) --quiet; \
-	  $(BIN)/forestlab tables $$e; \
-	  $(BIN)/forestlab compare $$e; \
-	done
+# Every experiment's runs go to one pool of workers (`forestlab run experiment=a,b,c`): the workers start once and
+# no core idles between two experiments; then one process renders every experiment's tables (figures).
+tables: install ## Run every experiment (incrementally, one pool) and render every table and comparison
+	@set -e; list=$$($(LIST_EXPERIMENTS) | tr -s ' \n' ',' | sed 's/^,//; s/,$$//'); \
+	$(BIN)/forestlab run experiment=$$list launcher.n_jobs=$(JOBS) --quiet; \
+	$(BIN)/forestlab tables $$list; \
+	$(BIN)/forestlab compare $$list
 
-figures: install ## Run every experiment (incrementally) and draw every figure
-	@set -e; for e in $$($(LIST_EXPERIMENTS)); do \
-	  $(BIN)/forestlab run experiment=$$e launcher.n_jobs=$(JOBS) --quiet; \
-	  $(BIN)/forestlab figures $$e; \
-	done
+figures: install ## Run every experiment (incrementally, one pool) and draw every figure
+	@set -e; list=$$($(LIST_EXPERIMENTS) | tr -s ' \n' ',' | sed 's/^,//; s/,$$//'); \
+	$(BIN)/forestlab run experiment=$$list launcher.n_jobs=$(JOBS) --quiet; \
+	$(BIN)/forestlab figures $$list
 
 compare: install ## Print published vs reproduced numbers for every experiment with stored runs
 	$(BIN)/forestlab compare

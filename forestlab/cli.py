@@ -257,12 +257,14 @@ class Progress:
     """Renders a run's events (:data:`forestlab.runner.Event`): a bar (done, failed, left, ETA) on a terminal;
     plain log lines otherwise."""
 
-    def __init__(self, *, quiet: bool, terminal: bool) -> None:
+    def __init__(self, *, quiet: bool, terminal: bool, several: bool = False) -> None:
         self.quiet = quiet
         self.terminal = terminal and not quiet
+        self.several = several  # several experiments in one pool: each start line names its experiment
         self.bar: Any = None
         self.task: Any = None
         self.total = 0
+        self.started = False
         self.done = self.failed = 0
         self.t0 = time.perf_counter()
 
@@ -276,8 +278,8 @@ class Progress:
                 log.warning(f"another forestlab run{holder} is using {results_dir}; waiting for it to finish")
             case r.DatasetSkipped(dataset, message, n_runs):
                 _err(f"{message} ({n_runs} runs of '{dataset}' not started)")
-            case r.ExperimentStarted(summary, to_run):
-                self._start(summary, to_run)
+            case r.ExperimentStarted(summary, to_run, experiment):
+                self._start(summary, to_run, experiment)
             case r.RunDone():
                 self._done(event)
             case r.RunFailed():
@@ -285,16 +287,22 @@ class Progress:
             case r.ExperimentEnded():
                 if self.bar is not None:
                     self.bar.stop()
+                    self.bar = None
 
-    def _start(self, summary: Summary, todo: int) -> None:
-        self.total = todo
-        self.t0 = time.perf_counter()
-        msg = (f"{summary.planned} runs planned, {summary.already_done} already done, {todo} to run")
+    def _start(self, summary: Summary, todo: int, experiment: str = "") -> None:
+        self.total += todo  # several experiments in one pool: their runs add up
+        if not self.started:
+            self.t0 = time.perf_counter()
+            self.started = True
+        named = f"{experiment}: " if self.several and experiment else ""
+        msg = (f"{named}{summary.planned} runs planned, {summary.already_done} already done, {todo} to run")
         if self.quiet:
             _say(msg, err=True)
         else:
             log.info(msg)
-        if self.terminal and todo:
+        if self.bar is not None:
+            self.bar.update(self.task, total=self.total)
+        elif self.terminal and self.total:
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -308,7 +316,7 @@ class Progress:
                                 TextColumn("{task.fields[failed]} failed"), TextColumn("ETA"),
                                 TimeRemainingColumn(), TimeElapsedColumn(), transient=False)
             self.bar.start()
-            self.task = self.bar.add_task("runs", total=todo, failed=0)
+            self.task = self.bar.add_task("runs", total=self.total, failed=0)
 
     def _line(self, event: RunDone | RunFailed, status: str) -> str:
         spec = event.spec
@@ -366,6 +374,11 @@ def run(
     _setup_logging(quiet)
     from forestlab.config import cached_experiment, definition, expand_named, is_registered
 
+    names, rest = _experiment_names(overrides)
+    if len(names) > 1:
+        _run_several(names, rest, force=force, quiet=quiet, wait=wait, dry_run=dry_run, yes=yes,
+                     log_file=log_file, command=list(overrides or []))
+        return
     expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
     # before the runner's imports (scikit-learn): a bad override answers at once; kept as JSON, so that a rerun
     # (cron, `make figures` after `make tables`) does not compose and validate the same experiment again
@@ -417,6 +430,87 @@ def run(
                                                                      if not o.startswith("experiment=")), "--failed"])
         _err(f"{summary.failed} runs failed; their errors: {status_cmd}; {advice}")
     code = _exit_status(summary.outcome)
+    if code:
+        raise typer.Exit(code)
+
+
+def _name_list(value: str, given: str) -> list[str]:
+    """The experiments of ``a,b,c`` (each once, in order); ``given`` is what the user wrote, for the message."""
+    names: list[str] = []
+    for name in (v.strip() for v in value.split(",")):
+        if not name:
+            raise ConfigError(f"'{given}': an empty experiment name in the list (a,b,c)")
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _experiment_names(overrides: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The experiments of ``experiment=a,b,c`` (Hydra's list of choices, each name once, in order; [] without an
+    ``experiment=`` override) and the other overrides."""
+    names: list[str] = []
+    rest: list[str] = []
+    for override in overrides or []:
+        key, sep, value = str(override).partition("=")
+        if sep and key.strip() == "experiment" and "," in value:
+            names += [n for n in _name_list(value, str(override)) if n not in names]
+        else:
+            rest.append(str(override))
+    return names, rest
+
+
+def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quiet: bool, wait: bool,
+                 dry_run: bool, yes: bool, log_file: str | None, command: list[str]) -> None:
+    """``forestlab run experiment=a,b,c``: the experiments' runs in one pool (:func:`forestlab.runner.run_experiments`),
+    one summary line each; the exit status is the worst of theirs."""
+    from forestlab.config import cached_experiment, check_paths, definition, expand_named, is_registered
+
+    exps, named = [], []
+    for name in names:
+        expanded = expand_named([f"experiment={name}", *rest])
+        exp = cached_experiment(expanded)
+        exps.append(exp)
+        named.append(None if is_registered(exp.name) else definition(expanded))
+    from forestlab.runner import Outcome, is_terminal, run_experiment, run_experiments
+
+    for exp in exps:
+        for note in exp.notes:
+            log.info(f"note: {exp.name}: {note}")
+    if log_file:
+        check_paths({**exps[0].paths.as_dict(), "log_file": log_file})
+    progress = Progress(quiet=quiet, terminal=is_terminal(), several=True)
+    if dry_run:
+        for exp in exps:
+            typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True)))
+        return
+    paths = exps[0].paths
+    log_path = _add_log_file(paths.log_file if log_file is None else log_file, paths.log_max_bytes,
+                             paths.log_backup_count)
+    file_log.info("forestlab run %s (pid %d, in %s)", " ".join(command), os.getpid(), os.getcwd())
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    summaries = run_experiments(exps, force=force, wait=wait, yes=yes, on_event=progress, definitions=named)
+    store_path = summaries[0].results_dir / "runs.sqlite"
+    for exp, summary in zip(exps, summaries, strict=True):
+        _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
+             f"{summary.already_done} already done, {summary.skipped} not started"
+             + (f", {summary.backfilled} gained metrics computed from their stored outputs"
+                if summary.backfilled else ""), err=quiet)
+    _say(f"{len(exps)} experiments in one pool ({summaries[0].elapsed:.1f}s); store: {store_path}"
+         + (f"; log: {log_path}" if log_path else ""), err=quiet)
+    if summaries[0].interrupted:
+        how = "terminated (SIGTERM)" if summaries[0].terminated else "interrupted"
+        finished = sum(s.done + s.failed for s in summaries)
+        _err(f"{how}: the runs that finished ({finished} counted over the experiments) are stored; to resume, run "
+             f"the same command again: {shlex.join(['forestlab', 'run', *command])}")
+    for exp, summary in zip(exps, summaries, strict=True):
+        if summary.failed and not summary.interrupted:
+            status_cmd = shlex.join(["forestlab", "status", exp.name, *(o for o in rest), "--failed"])
+            _err(f"{exp.name}: {summary.failed} runs failed; their errors: {status_cmd}")
+    severity = [Outcome.COMPLETE, Outcome.FAILED_RUNS, Outcome.NOT_STARTED, Outcome.INTERRUPTED, Outcome.TERMINATED]
+    worst = max((s.outcome for s in summaries), key=severity.index)
+    code = _exit_status(worst)
     if code:
         raise typer.Exit(code)
 
@@ -477,10 +571,11 @@ def _experiments_for(experiment: str | None, overrides: Sequence[str] | None = N
     from forestlab.config import choices_experiment, list_options
 
     if experiment and "=" not in experiment:
-        return [experiment]
+        return _name_list(experiment, experiment)
     chosen = {o.split("=", 1)[0].lstrip("+") for o in overrides or [] if "=" in o}
     if "experiment" in chosen:
-        return [next(o.split("=", 1)[1] for o in overrides or [] if o.lstrip("+").startswith("experiment="))]
+        given = next(o for o in overrides or [] if o.lstrip("+").startswith("experiment="))
+        return _name_list(given.split("=", 1)[1], given)
     if chosen & {"dataset", "algorithm"}:
         name = choices_experiment()
         if name is not None:
@@ -551,7 +646,8 @@ def _output(exp: Experiment, kind: str) -> Path:
 
 @app.command()
 @handle_errors
-def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
+def tables(experiment: Annotated[str | None, typer.Argument(
+               help="Experiment, or several as a,b,c (default: all).")] = None,
            overrides: Overrides = None) -> None:
     """Write the tables of an experiment (Markdown, CSV, LaTeX) under results/tables/ from the stored runs."""
     from forestlab.report import render_tables
@@ -567,7 +663,8 @@ def tables(experiment: Annotated[str | None, typer.Argument(help="Experiment (de
 
 @app.command()
 @handle_errors
-def figures(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
+def figures(experiment: Annotated[str | None, typer.Argument(
+                help="Experiment, or several as a,b,c (default: all).")] = None,
             overrides: Overrides = None) -> None:
     """Draw the figures of an experiment (PNG and PDF) under results/figures/ from the stored runs."""
     from forestlab.report import render_figures
@@ -591,7 +688,8 @@ def _tables_command(exp: Experiment, experiment: str | None, overrides: Sequence
 
 @app.command()
 @handle_errors
-def compare(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all with a study).")] = None,
+def compare(experiment: Annotated[str | None, typer.Argument(
+                help="Experiment, or several as a,b,c (default: all with a study).")] = None,
             overrides: Overrides = None) -> None:
     """Print published and reproduced numbers side by side, their differences, and which claims hold (also
     written beside the tables, when the results folder can be written)."""
@@ -732,7 +830,8 @@ def _writable(folder: Path, warn: bool = True) -> Path | None:
 
 @app.command()
 @handle_errors
-def status(experiment: Annotated[str | None, typer.Argument(help="Experiment (default: all).")] = None,
+def status(experiment: Annotated[str | None, typer.Argument(
+               help="Experiment, or several as a,b,c (default: all).")] = None,
            overrides: Overrides = None,
            failed: Annotated[bool, typer.Option("--failed", help="Show the error of each failed run.")] = False,
            ) -> None:

@@ -597,25 +597,35 @@ def _midranks(scores: np.ndarray) -> np.ndarray:
     return rankdata(scores, method="average")
 
 
-#: Midranks by their scores' content (:func:`_kept_midranks`), oldest first, and their total size in bytes.
-_MIDRANKS: OrderedDict[bytes, np.ndarray] = OrderedDict()
-_MIDRANKS_BYTES = [0]
-_MIDRANKS_MAX_BYTES = 64 * 2**20
+#: Values computed from runs' arrays, kept by what they are and the arrays' content (:func:`_kept`), oldest first,
+#: and their total size in bytes. A claim measures the same runs again on each of its 200 bootstrap resamples.
+_KEPT: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_KEPT_BYTES = [0]
+_KEPT_MAX_BYTES = 64 * 2**20
+
+
+def _kept(what: str, arrays: Sequence[np.ndarray], compute: Callable[[], np.ndarray]) -> np.ndarray:
+    """``compute()`` (an array, returned read only), a pure function of ``what`` and ``arrays``, kept by a digest of
+    them (their dtypes, shapes and bytes: never stale) up to :data:`_KEPT_MAX_BYTES`, the oldest let go first."""
+    digest = hashlib.blake2b(what.encode(), digest_size=20)
+    for a in arrays:
+        digest.update(f"{a.dtype.str}{a.shape}".encode())
+        digest.update(np.ascontiguousarray(a).tobytes())
+    key = digest.digest()
+    found = _KEPT.get(key)
+    if found is None:
+        found = compute()
+        found.flags.writeable = False
+        _KEPT[key] = found
+        _KEPT_BYTES[0] += found.nbytes
+        while _KEPT_BYTES[0] > _KEPT_MAX_BYTES and len(_KEPT) > 1:
+            _KEPT_BYTES[0] -= _KEPT.popitem(last=False)[1].nbytes
+    return found
 
 
 def _kept_midranks(scores: np.ndarray) -> np.ndarray:
-    """:func:`_midranks` of a 1-d float64 array (read only), kept by the array's content (a digest of its bytes and
-    shape: a pure function of them, never stale) up to :data:`_MIDRANKS_MAX_BYTES`, the oldest let go first."""
-    key = hashlib.blake2b(f"{scores.dtype.str}{scores.shape}".encode() + scores.tobytes(), digest_size=20).digest()
-    found = _MIDRANKS.get(key)
-    if found is None:
-        found = _midranks(scores)
-        found.flags.writeable = False
-        _MIDRANKS[key] = found
-        _MIDRANKS_BYTES[0] += found.nbytes
-        while _MIDRANKS_BYTES[0] > _MIDRANKS_MAX_BYTES and len(_MIDRANKS) > 1:
-            _MIDRANKS_BYTES[0] -= _MIDRANKS.popitem(last=False)[1].nbytes
-    return found
+    """:func:`_midranks` of a 1-d float64 array (read only), kept by its content (:func:`_kept`)."""
+    return _kept("midranks", [scores], lambda: _midranks(scores))
 
 
 def spearman_distance(scores_a: Any, scores_b: Any) -> float:
@@ -761,8 +771,7 @@ def roc_envelope(runs: Sequence[Run], grid: Any = ROC_GRID) -> tuple[np.ndarray,
         pos = y == POS_LABEL
         if pos.all() or not pos.any():
             raise ValueError(f"roc_envelope: run {i}'s test set has a single class, so it has no ROC curve")
-        fpr, tpr = roc_curve(y, s)
-        curves.append(tpr_at(fpr, tpr, g))
+        curves.append(_kept("tpr_at", [y, s, g], lambda y=y, s=s: tpr_at(*roc_curve(y, s), g)))
     tprs = np.vstack(curves)
     return g, tprs.min(axis=0), tprs.mean(axis=0), tprs.max(axis=0)
 

@@ -364,6 +364,7 @@ class ExperimentStarted:
 
     summary: Summary
     to_run: int
+    experiment: str = ""  # the plan's experiment (its first run's)
 
 
 @dataclass(frozen=True)
@@ -502,6 +503,57 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
     return summary
 
 
+def run_experiments(exps: Sequence[Experiment], *, force: bool = False, wait: bool = True, yes: bool = False,
+                    on_event: Callable[[Event], None] | None = None,
+                    definitions: Sequence[Sequence[str] | None] | None = None) -> list[Summary]:
+    """Run several experiments as :func:`run_experiment` runs one, with one lock, one store and **one** pool of
+    workers for all their runs (:func:`execute_many`): the workers start once, and the last runs of an experiment
+    share the pool with the first of the next instead of leaving a core idle. ``forestlab run experiment=a,b,c``.
+
+    The experiments must share their store (``paths.results_dir``) and their launcher (``launcher.*``); each is
+    checked against its limits (unless ``yes``), planned and its plan recorded before any run starts. Returns one
+    :class:`Summary` per experiment, in order (``definitions``: :func:`run_experiment`'s ``definition`` of each).
+    """
+    if not exps:
+        return []
+    first = exps[0]
+    results_dir = resolve_path(first.paths.results_dir)
+    for exp in exps[1:]:
+        if resolve_path(exp.paths.results_dir) != results_dir:
+            raise ConfigError(f"experiments {first.name} and {exp.name} keep their runs in different stores "
+                              f"({results_dir} and {resolve_path(exp.paths.results_dir)}): run them apart")
+        if exp.launcher.as_dict() != first.launcher.as_dict():
+            raise ConfigError(f"experiments {first.name} and {exp.name} ask for different launchers "
+                              f"({first.launcher.as_dict()} and {exp.launcher.as_dict()}): run them apart, or "
+                              "give the launcher on the command line (launcher.n_jobs=...)")
+    emit = on_event or (lambda event: None)
+    launcher = first.launcher
+    n_jobs, backend, scheduler = int(launcher.n_jobs), str(launcher.backend), launcher.scheduler
+    cores = os.cpu_count() or 1
+    if backend != "dask" and n_jobs > cores:
+        emit(Note(f"launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: they "
+                  f"share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once"))
+    if not yes:
+        for exp in exps:
+            check_limits(exp)
+    plans = [plan(exp) for exp in exps]
+    definitions = list(definitions) if definitions is not None else [None] * len(exps)
+    lock = RunLock(results_dir)
+    lock.acquire(wait=wait, on_wait=lambda holder: emit(WaitingForStore(holder, results_dir)))
+    try:
+        with Store(results_dir) as store:
+            for exp, specs, named in zip(exps, plans, definitions, strict=True):
+                recorded = exp.summary() if named is None else {**exp.summary(), "definition": list(named)}
+                store.record_plan(exp.plan_id, recorded, (_plan_row(s) for s in specs))
+            summaries = execute_many(plans, store, n_jobs=n_jobs, backend=backend, force=force, on_event=emit,
+                                     scheduler=scheduler)
+    finally:
+        lock.release()
+    for summary, specs in zip(summaries, plans, strict=True):
+        summary.results_dir, summary.keys = results_dir, tuple(s.key for s in specs)
+    return summaries
+
+
 def _plan_row(spec: RunSpec) -> dict[str, Any]:
     """What the store keeps of a planned run."""
     return {"key": spec.key, "dataset": spec.dataset, "algorithm": spec.algorithm, "repetition": spec.repetition,
@@ -625,25 +677,53 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
     raised as :class:`~forestlab.errors.Terminated`) stops the fan-out and returns with ``interrupted`` set; every
     record received before it is stored.
     """
+    return execute_many([specs], store, n_jobs=n_jobs, backend=backend, force=force, on_event=on_event,
+                        scheduler=scheduler)[0]
+
+
+def execute_many(plans: Sequence[Sequence[RunSpec]], store: Store, *, n_jobs: int = 1, backend: str = "loky",
+                 force: bool = False, on_event: Callable[[Event], None] | None = None,
+                 scheduler: str | None = None) -> list[Summary]:
+    """:func:`execute` for several plans at once: each is checked as :func:`execute` checks it (what is done, which
+    datasets it cannot have), then the runs left of all of them go to **one** pool, in plan order, and each plan
+    gets its own :class:`Summary`. A run two plans share (the same key: depecker2010_table_a3 plans Table A.1's
+    runs) runs once and counts for both; its record names the first plan's experiment.
+
+    Events: for each plan its :class:`DatasetSkipped` and :class:`ExperimentStarted` (``to_run``: the runs it adds
+    to the pool), then :class:`RunDone` / :class:`RunFailed` once per run, then an :class:`ExperimentEnded` per
+    plan.
+    """
     emit = on_event or (lambda event: None)
-    summary = Summary(planned=len(specs))
     t0 = time.perf_counter()
-    statuses = store.statuses(s.key for s in specs)
-    todo = [s for s in specs if force or statuses.get(s.key) != "done"]
-    by_todo = {s.key for s in todo}
-    summary.already_done = len(specs) - len(todo)
-    problems = preflight(specs, {s.key for s in todo}) if specs else {}
-    for dataset, message in problems.items():
-        # a configuration the data cannot take is refused whole: its runs stored by a version that clipped the
-        # value instead (max_features=1000 run as 60) are not served as done either
-        n = sum(1 for s in specs if s.dataset == dataset)
-        summary.already_done -= sum(1 for s in specs if s.dataset == dataset and s.key not in by_todo)
-        summary.skipped += n
-        summary.errors.append(message)
-        emit(DatasetSkipped(dataset, message, n))
-    todo = [s for s in todo if s.dataset not in problems]
-    by_key = {s.key: s for s in todo}
-    emit(ExperimentStarted(summary, len(todo)))
+    summaries: list[Summary] = []
+    owners: dict[str, list[Summary]] = {}  # key -> the summaries of the plans that run it
+    by_key: dict[str, RunSpec] = {}  # the runs to start, each once, in plan order
+    for specs in plans:
+        summary = Summary(planned=len(specs))
+        summaries.append(summary)
+        statuses = store.statuses(s.key for s in specs)
+        todo = [s for s in specs if force or statuses.get(s.key) != "done"]
+        by_todo = {s.key for s in todo}
+        summary.already_done = len(specs) - len(todo)
+        problems = preflight(specs, by_todo) if specs else {}
+        for dataset, message in problems.items():
+            # a configuration the data cannot take is refused whole: its runs stored by a version that clipped the
+            # value instead (max_features=1000 run as 60) are not served as done either
+            n = sum(1 for s in specs if s.dataset == dataset)
+            summary.already_done -= sum(1 for s in specs if s.dataset == dataset and s.key not in by_todo)
+            summary.skipped += n
+            summary.errors.append(message)
+            emit(DatasetSkipped(dataset, message, n))
+        added = 0
+        for spec in todo:
+            if spec.dataset in problems:
+                continue
+            if spec.key not in by_key:
+                by_key[spec.key] = spec
+                added += 1
+            owners.setdefault(spec.key, []).append(summary)
+        emit(ExperimentStarted(summary, added, specs[0].experiment if specs else ""))
+    todo = list(by_key.values())
     stored: set[str] = set()
     described: set[str] = set()
 
@@ -658,12 +738,14 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
             stored.add(spec.key)
             seconds = float(rec["timings"].get("total", 0.0))
             if rec["status"] == "done":
-                summary.done += 1
+                for summary in owners[spec.key]:
+                    summary.done += 1
                 emit(RunDone(spec, seconds))
             else:
                 kind = FailureKind(rec["failure"])
-                summary.failed += 1
-                summary.transient += kind.transient
+                for summary in owners[spec.key]:
+                    summary.failed += 1
+                    summary.transient += kind.transient
                 emit(RunFailed(spec, seconds, kind, rec["error"] or ""))
 
     if todo:
@@ -690,17 +772,20 @@ def execute(specs: Sequence[RunSpec], store: Store, *, n_jobs: int = 1, backend:
                         except deaths as exc_again:
                             store_records([_died_record(s, exc_again) for s in groups[i] if s.key not in stored])
         except KeyboardInterrupt as exc:
-            summary.interrupted = True
-            summary.terminated = isinstance(exc, Terminated)
+            for summary in summaries:
+                summary.interrupted = True
+                summary.terminated = isinstance(exc, Terminated)
         except BackendError as exc:
             where = f" (scheduler {scheduler})" if scheduler else ""
+            finished = len(stored)
             raise ForestlabError(f"the {backend} backend failed{where}: {one_line(exc.__cause__, with_type=True)}; "
-                                 f"the {summary.done + summary.failed} runs that finished are stored: rerun to "
-                                 "resume") from None
-    summary.backfilled = backfill_metrics(specs, store)
-    summary.elapsed = time.perf_counter() - t0
-    emit(ExperimentEnded(summary))
-    return summary
+                                 f"the {finished} runs that finished are stored: rerun to resume") from None
+    elapsed = time.perf_counter() - t0
+    for specs, summary in zip(plans, summaries, strict=True):
+        summary.backfilled = backfill_metrics(specs, store)
+        summary.elapsed = elapsed
+        emit(ExperimentEnded(summary))
+    return summaries
 
 
 def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:

@@ -119,6 +119,9 @@ def wilcoxon_pvalue(diffs: np.ndarray) -> float:
     if d.size < 2 or np.all(d == 0):
         return float("nan") if d.size < 2 else 1.0
     def compute() -> float:
+        exact = _signflip_pvalue(d)
+        if exact is not None:
+            return exact
         from scipy import stats  # local: ~0.5 s to import, paid once per input (the memo below)
 
         return float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
@@ -126,6 +129,41 @@ def wilcoxon_pvalue(diffs: np.ndarray) -> float:
     # a pure function of the differences (and scipy's version): `forestlab compare` tests the same pairs each time
     key = f"{d.dtype.str}:{d.shape}:scipy {_scipy_version()}:zsplit:".encode() + np.ascontiguousarray(d).tobytes()
     return memo_float("wilcoxon", key, compute)
+
+
+#: scipy's ``wilcoxon`` enumerates every sign flip when there are ties or zeros and at most this many differences.
+_SIGNFLIP_MAX_N = 13
+
+
+def _signflip_pvalue(d: np.ndarray) -> float | None:
+    """``scipy.stats.wilcoxon(d, zero_method="zsplit").pvalue`` in the case it computes by an exact permutation
+    test (ties or zeros among at most 13 differences: ``method="auto"`` then calls ``permutation_test`` over the
+    2**n sign flips, one Python call of the statistic each, about a second per test), computed at once over all the
+    flips; None in the other cases (scipy's own exact or normal computation, fast, is used).
+
+    The same numbers: the signed-rank sums of the flips are sums of half-ranks, exact in floating point, so each
+    flip's statistic is the value scipy computes; the p-value is scipy's two-sided count, min(#{T <= t}, #{T >= t})
+    / 2**n * 2 clipped to 1 (its tolerance of 100 eps times t cannot reach the 0.25 between two distinct values).
+    tests/test_stats.py checks equality with scipy on random samples with ties and zeros.
+    """
+    n = d.size
+    magnitude = np.abs(d)
+    zeros = d == 0
+    if n > _SIGNFLIP_MAX_N or not (zeros.any() or np.unique(magnitude).size < n):
+        return None
+    from scipy.stats import rankdata
+
+    ranks = rankdata(magnitude, method="average")
+    base = float(ranks[zeros].sum()) / 2  # zsplit: half of the zeros' ranks on each side
+    observed = float(ranks[d > 0].sum()) + base
+    # every sign pattern of the n differences (zeros included: flipping one changes nothing, as in scipy's 2**n)
+    bits = (np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1
+    positive = np.where(zeros, 0.0, ranks)  # a zero is never > 0, whatever its sign
+    null = bits @ positive + base
+    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
+    less = np.count_nonzero(null <= observed + gamma) / 2 ** n
+    greater = np.count_nonzero(null >= observed - gamma) / 2 ** n
+    return float(min(max(min(less, greater) * 2, 0.0), 1.0))
 
 
 def paired_values(res: ExperimentResults, a: str, b: str, metric: str, dataset: str) -> tuple[np.ndarray, np.ndarray]:

@@ -13,13 +13,12 @@ import bench_reproduction as bench  # noqa: E402
 
 def test_commands_are_make_tables_figures_report() -> None:
     cmds = bench.commands(["a", "b"], 2)
-    assert cmds == [
-        ["run", "experiment=a", "launcher.n_jobs=2", "--quiet"], ["tables", "a"], ["compare", "a"],
-        ["run", "experiment=b", "launcher.n_jobs=2", "--quiet"], ["tables", "b"], ["compare", "b"],
-        ["run", "experiment=a", "launcher.n_jobs=2", "--quiet"], ["figures", "a"],
-        ["run", "experiment=b", "launcher.n_jobs=2", "--quiet"], ["figures", "b"],
-        ["report"],
-    ]
+    run = ["run", "experiment=a,b", "launcher.n_jobs=2", "--quiet"]
+    assert cmds == [run, ["tables", "a,b"], ["compare", "a,b"], run, ["figures", "a,b"], ["report"]]
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text()  # what make tables / make figures run
+    for command in ("forestlab run experiment=$$list launcher.n_jobs=$(JOBS) --quiet", "forestlab tables $$list",
+                    "forestlab compare $$list", "forestlab figures $$list"):
+        assert command in makefile
 
 
 def test_study_experiments_leave_out_only_ours() -> None:
@@ -50,3 +49,28 @@ def test_summarise_subtracts_pauses(tmp_path: Path) -> None:
     log.write_text(log.read_text().replace("rc=0 figures", "rc=1 figures"))
     with pytest.raises(SystemExit, match="failed"):
         bench.summarise(log)
+
+
+def test_summarise_one_pool_and_run_spans(tmp_path: Path) -> None:
+    import json
+    import sqlite3
+
+    log = tmp_path / "log"
+    log.write_text("start 100 abc123\n"
+                   "100 160 rc=0 forestlab run experiment=e1,e2 launcher.n_jobs=2 --quiet\n"
+                   "160 164 rc=0 tables e1,e2\n164 166 rc=0 compare e1,e2\n"
+                   "166 167 rc=0 forestlab run experiment=e1,e2 launcher.n_jobs=2 --quiet\n"
+                   "167 171 rc=0 figures e1,e2\n171 181 rc=0 report\nend 181\n")
+    db = tmp_path / "runs.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE runs (experiment TEXT, timings TEXT, finished_at REAL)")
+    for exp, total, end in [("e1", 10.0, 110.0), ("e1", 20.0, 125.0), ("e2", 30.0, 160.0)]:
+        con.execute("INSERT INTO runs VALUES (?, ?, ?)", (exp, json.dumps({"total": total}), end))
+    con.commit()
+    con.close()
+    out = bench.summarise(log, store=db)
+    every = "(every experiment, one command)"
+    assert out["seconds_by_experiment"] == {every: 71, "(report)": 10}
+    assert out["runs_s"] == 60 and out["total_s"] == 81 and out["tables_compare_figures_report_s"] == 21
+    assert out["runs_by_experiment"] == {"e1": {"span_s": 25.0, "cpu_s": 30.0, "runs": 2},
+                                         "e2": {"span_s": 30.0, "cpu_s": 30.0, "runs": 1}}

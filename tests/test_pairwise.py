@@ -34,6 +34,30 @@ def test_wilcoxon_uses_all_datasets_and_is_symmetric():
     assert wilcoxon_pvalue(np.zeros(5)) == 1.0
 
 
+def test_signflip_wilcoxon_is_scipys_pvalue_bit_for_bit():
+    """With ties or zeros among <= 13 differences scipy runs a permutation test over the 2**n sign flips, one
+    Python call per flip; forestlab enumerates them at once: the p-value must be scipy's, exactly."""
+    from forestlab.stats import _signflip_pvalue
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(60):
+        n = int(rng.integers(2, 10))
+        d = (rng.integers(-4, 5, size=n) * 0.5 if rng.random() < 0.5 else np.round(rng.normal(size=n), 1))
+        d = d.astype(float)
+        if np.all(d == 0):
+            continue
+        p = _signflip_pvalue(d)
+        if p is not None:
+            assert p == float(stats.wilcoxon(d, zero_method="zsplit").pvalue), d
+            checked += 1
+    assert checked > 30
+    d = np.array([0.01, -0.02, 0.0, 0.03, 0.01, 0.05, -0.01, 0.02, 0.0, 0.04, 0.02, -0.03, 0.01])  # 13, the most
+    assert _signflip_pvalue(d) == float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
+    assert _signflip_pvalue(np.array([0.1, 0.2, -0.3])) is None  # no tie, no zero: scipy's exact distribution
+    assert _signflip_pvalue(np.append(d, 0.06)) is None  # 14: scipy's normal approximation
+
+
 RISKS = {
     ("d1", "sorf"): [0.10, 0.11, 0.12], ("d1", "rf"): [0.20, 0.21, 0.22],      # clear win (lower risk)
     ("d2", "sorf"): [0.30, 0.30, 0.30], ("d2", "rf"): [0.3001, 0.2999, 0.30],  # tie after rounding

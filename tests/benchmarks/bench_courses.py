@@ -7,8 +7,8 @@
 - ``bagging``, ``rf_course``, ``gboost``: the courses_spambase learners (1000 trees) fitted on 3065 Spambase
   points (the data mirror's file; else synthetic data of its shape), their curves on the other 1536. Their time
   is scikit-learn's tree builder (bagging, 1000 trees: 24.9 of 26.3 s inside its compiled builder in a profile of
-  issue 24; the rest, its per-tree Python overhead, is what grow_forest removed); the curves by number of trees come from
-  one pass (cumulative votes, ``staged_predict``).
+  issue 24; the rest, its per-tree Python overhead, is what grow_forest removed); the curves by number of trees
+  come from one pass (cumulative votes, ``staged_predict``).
 
     python tests/benchmarks/bench_courses.py [--repeats 3] [--spambase-repeats 1]
 """

@@ -1,17 +1,23 @@
 """The whole reproduction (issue 24, target 1): `make tables figures report` from an empty store, timed per command.
 
 It runs the commands the three make targets run, in their order, as separate processes in a fresh results folder
-(``FORESTLAB_RESULTS_DIR``, and an empty ``FORESTLAB_CACHE_DIR``):
+(``FORESTLAB_RESULTS_DIR``, and an empty ``FORESTLAB_CACHE_DIR``), with L = E1,E2,... the experiments:
 
-    for each experiment:  forestlab run experiment=E launcher.n_jobs=J --quiet; forestlab tables E; forestlab compare E
-    for each experiment:  forestlab run experiment=E launcher.n_jobs=J --quiet; forestlab figures E
+    forestlab run experiment=L launcher.n_jobs=J --quiet        (every experiment's runs, one pool of workers)
+    forestlab tables L; forestlab compare L
+    forestlab run experiment=L launcher.n_jobs=J --quiet        (all done: nothing to run)
+    forestlab figures L
     forestlab report
 
 and writes one line per command to a log (``start end rc=N command``, epoch seconds), from which the section
-``full_reproduction`` is summed: the seconds of each experiment (its runs, tables, comparison, figures) and in
-total. The experiments are the studies' 19 reproductions by default (``make study-experiments``: every registered
-one but those beyond the studies, the PAC-Bayes successors' wu2021_rfc and issue 23's modern_*), the experiments
-of ``make reproduce``; ``--experiments all`` takes every registered one, as a bare ``make tables figures report``.
+``full_reproduction`` is summed: the seconds of each command and in total, and, read from the store
+(``--store``), each experiment's share of the runs: the span from its first run's start to its last run's end
+(the pool takes the experiments' runs in order, so consecutive spans overlap only where one experiment's last runs
+share the pool with the next one's first) and the CPU seconds of its runs. A log of the earlier make targets (one
+command per experiment) is summed per experiment as before. The experiments are the studies' 19 reproductions by
+default (``make study-experiments``: every registered one but those beyond the studies, the PAC-Bayes successors'
+wu2021_rfc and issue 23's modern_*), the experiments of ``make reproduce``; ``--experiments all`` takes every
+registered one, as a bare ``make tables figures report``.
 
 ``--pauses FILE``: a log of ``pause <epoch>`` / ``resume <epoch>`` lines (the whole run stopped with SIGSTOP while
 other work used the cores); the paused seconds inside each command are subtracted and reported.
@@ -22,7 +28,7 @@ these commands run some other way, e.g. by the make targets under a shell that t
 writes that sum into bench/results.json and results.md.
 
     python tests/benchmarks/bench_reproduction.py [--experiments studies|all|E1,E2] [--n-jobs 2] [--log FILE]
-    python tests/benchmarks/bench_reproduction.py --summarise LOG [--pauses FILE] [--into bench]
+    python tests/benchmarks/bench_reproduction.py --summarise LOG [--pauses FILE] [--store DB] [--into bench]
 """
 
 from __future__ import annotations
@@ -60,15 +66,9 @@ def experiments(which: str) -> list[str]:
 
 def commands(names: list[str], n_jobs: int) -> list[list[str]]:
     """The commands of `make tables figures report`, in order."""
-    def run(e: str) -> list[str]:
-        return ["run", f"experiment={e}", f"launcher.n_jobs={n_jobs}", "--quiet"]
-
-    cmds = []
-    for e in names:
-        cmds += [run(e), ["tables", e], ["compare", e]]
-    for e in names:
-        cmds += [run(e), ["figures", e]]
-    return cmds + [["report"]]
+    listed = ",".join(names)
+    run = ["run", f"experiment={listed}", f"launcher.n_jobs={n_jobs}", "--quiet"]
+    return [run, ["tables", listed], ["compare", listed], run, ["figures", listed], ["report"]]
 
 
 def reproduce(names: list[str], n_jobs: int, log: Path, results: Path) -> None:
@@ -108,8 +108,25 @@ def _pauses(path: Path | None) -> list[tuple[float, float]]:
     return spans
 
 
-def summarise(log: Path, pauses: Path | None = None) -> dict:
-    """The section: seconds per experiment and command kind, less the paused seconds, and the total."""
+def run_spans(store: Path) -> dict[str, dict[str, float]]:
+    """Each experiment's runs in the store ``store`` (a results folder's runs.sqlite): the wall seconds from its
+    first run's start (end less its stored time) to its last run's end, and the CPU seconds of its runs."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT experiment, MIN(finished_at - json_extract(timings, '$.total')), "
+                           "MAX(finished_at), SUM(json_extract(timings, '$.total')), COUNT(*) FROM runs "
+                           "GROUP BY experiment ORDER BY MIN(finished_at)").fetchall()
+    finally:
+        con.close()
+    return {name: {"span_s": round(end - start, 1), "cpu_s": round(cpu, 1), "runs": n}
+            for name, start, end, cpu, n in rows if name is not None and start is not None}
+
+
+def summarise(log: Path, pauses: Path | None = None, store: Path | None = None) -> dict:
+    """The section: seconds per experiment and command kind, less the paused seconds, and the total; with
+    ``store``, each experiment's run span and CPU seconds (:func:`run_spans`)."""
     spans = _pauses(pauses)
     per: dict[str, dict[str, float]] = {}
     paused_total = 0.0
@@ -133,14 +150,17 @@ def summarise(log: Path, pauses: Path | None = None) -> dict:
         paused_total += paused
         kind = cmd[0]
         name = cmd[1].removeprefix("experiment=") if len(cmd) > 1 else "(report)"
+        if "," in name:  # every experiment in one command (the runs: in one pool)
+            name = "(every experiment, one command)"
         slot = per.setdefault(name, {})
         key = "runs" if kind == "run" and "runs" not in slot else ("rerun" if kind == "run" else kind)
         slot[key] = slot.get(key, 0.0) + (end - start - paused)
     experiments_s = {name: round(sum(v.values()), 1) for name, v in per.items()}
     total = sum(experiments_s.values())
+    spans = run_spans(store) if store is not None and store.is_file() else None
     return {
         "commit": commit,
-        "experiments": len([n for n in per if n != "(report)"]),
+        "experiments": len([n for n in per if not n.startswith("(")]),
         "seconds_by_experiment": experiments_s,
         "runs_s": round(sum(v.get("runs", 0.0) for v in per.values()), 1),
         "tables_compare_figures_report_s": round(sum(t for v in per.values() for k, t in v.items() if k != "runs"),
@@ -152,6 +172,7 @@ def summarise(log: Path, pauses: Path | None = None) -> dict:
         "target": "<= 45 min on 2 cores (issue 24)",
         "complete": ended,  # the log ends with the report (else a run still going, or stopped)
         "met": total <= 45 * 60 if ended else None,
+        **({"runs_by_experiment": spans} if spans is not None else {}),
     }
 
 
@@ -161,7 +182,7 @@ def run(out: dict, which: str = "studies", n_jobs: int = 2, log: Path | None = N
     with tempfile.TemporaryDirectory() as tmp:
         log = log or Path(tmp) / "reproduction.log"
         reproduce(experiments(which), n_jobs, log, Path(tmp) / "results")
-        out["full_reproduction"] = summarise(log, pauses)
+        out["full_reproduction"] = summarise(log, pauses, Path(tmp) / "results" / "runs.sqlite")
 
 
 if __name__ == "__main__":
@@ -171,11 +192,13 @@ if __name__ == "__main__":
     parser.add_argument("--log", type=Path, help="append the per-command log here (kept)")
     parser.add_argument("--pauses", type=Path, help="a pause/resume log whose paused seconds are subtracted")
     parser.add_argument("--summarise", type=Path, metavar="LOG", help="only sum an existing log")
+    parser.add_argument("--store", type=Path, metavar="DB",
+                        help="with --summarise: the run store (runs.sqlite) whose experiments' run spans to add")
     parser.add_argument("--into", type=Path, metavar="DIR",
                         help="with --summarise: write the section into DIR/results.json and results.md")
     args = parser.parse_args()
     if args.summarise:
-        section = summarise(args.summarise, args.pauses)
+        section = summarise(args.summarise, args.pauses, args.store)
         print(json.dumps(section, indent=2))
         if args.into:
             from run import write
