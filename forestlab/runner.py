@@ -685,7 +685,8 @@ def execute_many(plans: Sequence[Sequence[RunSpec]], store: Store, *, n_jobs: in
                  force: bool = False, on_event: Callable[[Event], None] | None = None,
                  scheduler: str | None = None) -> list[Summary]:
     """:func:`execute` for several plans at once: each is checked as :func:`execute` checks it (what is done, which
-    datasets it cannot have), then the runs left of all of them go to **one** pool, in plan order, and each plan
+    datasets it cannot have), then the runs left of all of them go to **one** pool, in plan order (runs of two plans
+    that share a dataset, split and seed tag go in one job, as :func:`group_specs` groups one plan's), and each plan
     gets its own :class:`Summary`. A run two plans share (the same key: depecker2010_table_a3 plans Table A.1's
     runs) runs once and counts for both; its record names the first plan's experiment.
 

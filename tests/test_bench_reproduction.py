@@ -72,5 +72,8 @@ def test_summarise_one_pool_and_run_spans(tmp_path: Path) -> None:
     every = "(every experiment, one command)"
     assert out["seconds_by_experiment"] == {every: 71, "(report)": 10}
     assert out["runs_s"] == 60 and out["total_s"] == 81 and out["tables_compare_figures_report_s"] == 21
+    assert out["seconds_by_command"] == {"runs": 60, "tables": 4, "compare": 2, "rerun": 1, "figures": 4,
+                                         "report": 10}
+    assert out["experiments"] == 2
     assert out["runs_by_experiment"] == {"e1": {"span_s": 25.0, "cpu_s": 30.0, "runs": 2},
                                          "e2": {"span_s": 30.0, "cpu_s": 30.0, "runs": 1}}

@@ -12,8 +12,8 @@ It runs the commands the three make targets run, in their order, as separate pro
 and writes one line per command to a log (``start end rc=N command``, epoch seconds), from which the section
 ``full_reproduction`` is summed: the seconds of each command and in total, and, read from the store
 (``--store``), each experiment's share of the runs: the span from its first run's start to its last run's end
-(the pool takes the experiments' runs in order, so consecutive spans overlap only where one experiment's last runs
-share the pool with the next one's first) and the CPU seconds of its runs. A log of the earlier make targets (one
+(the pool takes the jobs in plan order; experiments whose runs share a dataset, split and seed tag, as uci_binary
+and uci_binary_stumps, go side by side and their spans overlap) and the CPU seconds of its runs. A log of the earlier make targets (one
 command per experiment) is summed per experiment as before. The experiments are the studies' 19 reproductions by
 default (``make study-experiments``: every registered one but those beyond the studies, the PAC-Bayes successors'
 wu2021_rfc and issue 23's modern_*), the experiments of ``make reproduce``; ``--experiments all`` takes every
@@ -129,6 +129,8 @@ def summarise(log: Path, pauses: Path | None = None, store: Path | None = None) 
     ``store``, each experiment's run span and CPU seconds (:func:`run_spans`)."""
     spans = _pauses(pauses)
     per: dict[str, dict[str, float]] = {}
+    by_command: dict[str, float] = {}
+    listed: set[str] = set()
     paused_total = 0.0
     commit, ended = None, False
     for line in log.read_text().split("\n"):
@@ -151,16 +153,19 @@ def summarise(log: Path, pauses: Path | None = None, store: Path | None = None) 
         kind = cmd[0]
         name = cmd[1].removeprefix("experiment=") if len(cmd) > 1 else "(report)"
         if "," in name:  # every experiment in one command (the runs: in one pool)
+            listed = set(name.split(","))
             name = "(every experiment, one command)"
         slot = per.setdefault(name, {})
         key = "runs" if kind == "run" and "runs" not in slot else ("rerun" if kind == "run" else kind)
         slot[key] = slot.get(key, 0.0) + (end - start - paused)
+        by_command[key] = by_command.get(key, 0.0) + (end - start - paused)
     experiments_s = {name: round(sum(v.values()), 1) for name, v in per.items()}
     total = sum(experiments_s.values())
     spans = run_spans(store) if store is not None and store.is_file() else None
     return {
         "commit": commit,
-        "experiments": len([n for n in per if not n.startswith("(")]),
+        "experiments": len(listed) or len([n for n in per if not n.startswith("(")]),
+        "seconds_by_command": {k: round(v, 1) for k, v in by_command.items()},
         "seconds_by_experiment": experiments_s,
         "runs_s": round(sum(v.get("runs", 0.0) for v in per.values()), 1),
         "tables_compare_figures_report_s": round(sum(t for v in per.values() for k, t in v.items() if k != "runs"),
