@@ -14,10 +14,10 @@ and writes one line per command to a log (``start end rc=N command``, epoch seco
 (``--store``), each experiment's share of the runs: the span from its first run's start to its last run's end
 (the pool takes the jobs in plan order; experiments whose runs share a dataset, split and seed tag, as uci_binary
 and uci_binary_stumps, go side by side and their spans overlap) and the CPU seconds of its runs. A log of the
-earlier make targets (one command per experiment) is summed per experiment as before. The experiments are the studies' 19 reproductions by
-default (``make study-experiments``: every registered one but those beyond the studies, the PAC-Bayes successors'
-wu2021_rfc and issue 23's modern_*), the experiments of ``make reproduce``; ``--experiments all`` takes every
-registered one, as a bare ``make tables figures report``.
+earlier make targets (one command per experiment) is summed per experiment as before. The experiments are the
+studies' 19 reproductions by default (``make study-experiments``: every registered one but those beyond the
+studies, the PAC-Bayes successors' wu2021_rfc and issue 23's modern_*), the experiments of ``make reproduce``;
+``--experiments all`` takes every registered one, as a bare ``make tables figures report``.
 
 ``--pauses FILE``: a log of ``pause <epoch>`` / ``resume <epoch>`` lines (the whole run stopped with SIGSTOP while
 other work used the cores); the paused seconds inside each command are subtracted and reported.
