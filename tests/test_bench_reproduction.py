@@ -33,13 +33,18 @@ def test_study_experiments_leave_out_only_ours() -> None:
         bench.experiments("uci_binary,uci_binnary")
 
 
-def test_summarise_subtracts_pauses(tmp_path: Path) -> None:
+def _log(tmp_path: Path, commands: list[str], end: int) -> Path:
+    """A command log as bench_reproduction writes it: ``start``, one ``START END rc=0 COMMAND`` line each, ``end``."""
     log = tmp_path / "log"
-    log.write_text("start 100 abc123\n"
-                   "100 130 rc=0 .venv/bin/forestlab run experiment=e1 launcher.n_jobs=2 --quiet\n"
-                   "130 132 rc=0 tables e1\n130 135 rc=0 compare e1\n"
-                   "135 136 rc=0 run experiment=e1 launcher.n_jobs=2 --quiet\n136 140 rc=0 figures e1\n"
-                   "140 150 rc=0 report\nend 150\n")
+    log.write_text("start 100 abc123\n" + "".join(f"{c}\n" for c in commands) + f"end {end}\n")
+    return log
+
+
+def test_summarise_subtracts_pauses(tmp_path: Path) -> None:
+    run = "run experiment=e1 launcher.n_jobs=2 --quiet"  # the older targets: a command per experiment
+    log = _log(tmp_path, [f"100 130 rc=0 .venv/bin/forestlab {run}", "130 132 rc=0 tables e1",
+                          "130 135 rc=0 compare e1", f"135 136 rc=0 {run}", "136 140 rc=0 figures e1",
+                          "140 150 rc=0 report"], 150)
     pauses = tmp_path / "pauses"
     pauses.write_text("pause 110\nresume 120\n")  # 10 s inside the first run
     out = bench.summarise(log, pauses)
@@ -55,12 +60,9 @@ def test_summarise_one_pool_and_run_spans(tmp_path: Path) -> None:
     import json
     import sqlite3
 
-    log = tmp_path / "log"
-    log.write_text("start 100 abc123\n"
-                   "100 160 rc=0 forestlab run experiment=e1,e2 launcher.n_jobs=2 --quiet\n"
-                   "160 164 rc=0 tables e1,e2\n164 166 rc=0 compare e1,e2\n"
-                   "166 167 rc=0 forestlab run experiment=e1,e2 launcher.n_jobs=2 --quiet\n"
-                   "167 171 rc=0 figures e1,e2\n171 181 rc=0 report\nend 181\n")
+    run = "forestlab run experiment=e1,e2 launcher.n_jobs=2 --quiet"
+    log = _log(tmp_path, [f"100 160 rc=0 {run}", "160 164 rc=0 tables e1,e2", "164 166 rc=0 compare e1,e2",
+                          f"166 167 rc=0 {run}", "167 171 rc=0 figures e1,e2", "171 181 rc=0 report"], 181)
     db = tmp_path / "runs.sqlite"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE runs (experiment TEXT, timings TEXT, finished_at REAL)")
