@@ -42,8 +42,11 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (STORE / "runs.sqlite").is_file():
         pytest.fail(f"the fixture store is missing: run {FIXTURE / 'build.sh'}")
     out = tmp_path_factory.mktemp("equivalence") / "now"
-    mirror = _mirror()
-    env = {"FORESTLAB_DATA_MIRROR": mirror} if mirror else {}
+    # the report's rerun commands name the mirror when one is set, as FORESTLAB_DATA_MIRROR=<MIRROR> once
+    # normalised: without one here (a machine without the data files), an empty folder stands in, so the outputs
+    # do not depend on the machine (the rendering reads the store, never a data file)
+    mirror = _mirror() or str(tmp_path_factory.mktemp("no-mirror"))
+    env = {"FORESTLAB_DATA_MIRROR": mirror}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
