@@ -411,10 +411,7 @@ def run(
     if single and not summary.skipped:
         for line in _single_run_lines(summary.records, summary.keys):
             typer.echo(line, err=quiet)  # --quiet keeps stdout empty (cron)
-    _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
-         f"{summary.already_done} already done, {summary.skipped} not started"
-         + (f", {summary.backfilled} gained metrics computed from their stored outputs" if summary.backfilled else "")
-         + f" ({summary.elapsed:.1f}s); store: {store_path}"
+    _say(_counts_line(exp.name, summary) + f" ({summary.elapsed:.1f}s); store: {store_path}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
         how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
@@ -432,6 +429,14 @@ def run(
     code = _exit_status(summary.outcome)
     if code:
         raise typer.Exit(code)
+
+
+def _counts_line(name: str, summary: Summary) -> str:
+    """What a run did to an experiment, in one line (its summary's counts)."""
+    return (f"experiment {name}: {summary.done} done, {summary.failed} failed, {summary.already_done} already done, "
+            f"{summary.skipped} not started"
+            + (f", {summary.backfilled} gained metrics computed from their stored outputs" if summary.backfilled
+               else ""))
 
 
 def _name_list(value: str, given: str) -> list[str]:
@@ -478,11 +483,11 @@ def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quie
             log.info(f"note: {exp.name}: {note}")
     if log_file:
         check_paths({**exps[0].paths.as_dict(), "log_file": log_file})
-    progress = Progress(quiet=quiet, terminal=is_terminal(), several=True)
     if dry_run:
         for exp in exps:
             typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True)))
         return
+    progress = Progress(quiet=quiet, terminal=is_terminal(), several=True)
     paths = exps[0].paths
     log_path = _add_log_file(paths.log_file if log_file is None else log_file, paths.log_max_bytes,
                              paths.log_backup_count)
@@ -493,10 +498,7 @@ def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quie
     summaries = run_experiments(exps, force=force, wait=wait, yes=yes, on_event=progress, definitions=named)
     store_path = summaries[0].results_dir / "runs.sqlite"
     for exp, summary in zip(exps, summaries, strict=True):
-        _say(f"experiment {exp.name}: {summary.done} done, {summary.failed} failed, "
-             f"{summary.already_done} already done, {summary.skipped} not started"
-             + (f", {summary.backfilled} gained metrics computed from their stored outputs"
-                if summary.backfilled else ""), err=quiet)
+        _say(_counts_line(exp.name, summary), err=quiet)
     _say(f"{len(exps)} experiments in one pool ({summaries[0].elapsed:.1f}s); store: {store_path}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summaries[0].interrupted:

@@ -468,43 +468,25 @@ def run_experiment(exp: Experiment, *, force: bool = False, wait: bool = True, y
     Summary
         The counts, and :attr:`Summary.outcome`, how the run ended.
     """
-    emit = on_event or (lambda event: None)
-    launcher = exp.launcher
-    n_jobs = int(launcher.n_jobs) if n_jobs is None else int(n_jobs)
-    backend = str(launcher.backend) if backend is None else backend
-    scheduler = launcher.scheduler if scheduler is None else scheduler
-    cores = os.cpu_count() or 1
-    if backend != "dask" and n_jobs > cores:
-        emit(Note(f"launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: they "
-                  f"share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once"))
+    if not dry_run:
+        return run_experiments([exp], force=force, wait=wait, yes=yes, keep_records=keep_records,
+                               on_event=on_event, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                               definitions=[definition])[0]
+    _note_oversubscribed(on_event, exp.launcher, n_jobs, backend)
     if not yes:
         check_limits(exp)
     specs = plan(exp)
     results_dir = resolve_path(exp.paths.results_dir)
     keys = tuple(s.key for s in specs)
-    if dry_run:
-        with Store(results_dir, readonly=True) as store:
-            statuses = store.statuses(keys)
-        done = sum(1 for k in keys if statuses.get(k) == "done")
-        return Summary(planned=len(specs), already_done=done, dry_run=True, results_dir=results_dir, keys=keys)
-    lock = RunLock(results_dir)
-    lock.acquire(wait=wait, on_wait=lambda holder: emit(WaitingForStore(holder, results_dir)))
-    try:
-        with Store(results_dir) as store:
-            recorded = exp.summary() if definition is None else {**exp.summary(), "definition": list(definition)}
-            store.record_plan(exp.plan_id, recorded, (_plan_row(s) for s in specs))
-            summary = execute(specs, store, n_jobs=n_jobs, backend=backend, force=force, on_event=emit,
-                              scheduler=scheduler)
-            if keep_records:
-                summary.records = store.records(keys)
-    finally:
-        lock.release()
-    summary.results_dir, summary.keys = results_dir, keys
-    return summary
+    with Store(results_dir, readonly=True) as store:
+        statuses = store.statuses(keys)
+    done = sum(1 for k in keys if statuses.get(k) == "done")
+    return Summary(planned=len(specs), already_done=done, dry_run=True, results_dir=results_dir, keys=keys)
 
 
 def run_experiments(exps: Sequence[Experiment], *, force: bool = False, wait: bool = True, yes: bool = False,
-                    on_event: Callable[[Event], None] | None = None,
+                    keep_records: bool = False, on_event: Callable[[Event], None] | None = None,
+                    n_jobs: int | None = None, backend: str | None = None, scheduler: str | None = None,
                     definitions: Sequence[Sequence[str] | None] | None = None) -> list[Summary]:
     """Run several experiments as :func:`run_experiment` runs one, with one lock, one store and **one** pool of
     workers for all their runs (:func:`execute_many`): the workers start once, and the last runs of an experiment
@@ -512,7 +494,8 @@ def run_experiments(exps: Sequence[Experiment], *, force: bool = False, wait: bo
 
     The experiments must share their store (``paths.results_dir``) and their launcher (``launcher.*``); each is
     checked against its limits (unless ``yes``), planned and its plan recorded before any run starts. Returns one
-    :class:`Summary` per experiment, in order (``definitions``: :func:`run_experiment`'s ``definition`` of each).
+    :class:`Summary` per experiment, in order. The other parameters are :func:`run_experiment`'s (``definitions``:
+    its ``definition`` of each experiment); :func:`run_experiment` is this function on one experiment.
     """
     if not exps:
         return []
@@ -527,12 +510,8 @@ def run_experiments(exps: Sequence[Experiment], *, force: bool = False, wait: bo
                               f"({first.launcher.as_dict()} and {exp.launcher.as_dict()}): run them apart, or "
                               "give the launcher on the command line (launcher.n_jobs=...)")
     emit = on_event or (lambda event: None)
-    launcher = first.launcher
-    n_jobs, backend, scheduler = int(launcher.n_jobs), str(launcher.backend), launcher.scheduler
-    cores = os.cpu_count() or 1
-    if backend != "dask" and n_jobs > cores:
-        emit(Note(f"launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: they "
-                  f"share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once"))
+    n_jobs, backend = _note_oversubscribed(emit, first.launcher, n_jobs, backend)
+    scheduler = first.launcher.scheduler if scheduler is None else scheduler
     if not yes:
         for exp in exps:
             check_limits(exp)
@@ -547,11 +526,27 @@ def run_experiments(exps: Sequence[Experiment], *, force: bool = False, wait: bo
                 store.record_plan(exp.plan_id, recorded, (_plan_row(s) for s in specs))
             summaries = execute_many(plans, store, n_jobs=n_jobs, backend=backend, force=force, on_event=emit,
                                      scheduler=scheduler)
+            if keep_records:
+                for summary, specs in zip(summaries, plans, strict=True):
+                    summary.records = store.records([s.key for s in specs])
     finally:
         lock.release()
     for summary, specs in zip(summaries, plans, strict=True):
         summary.results_dir, summary.keys = results_dir, tuple(s.key for s in specs)
     return summaries
+
+
+def _note_oversubscribed(on_event: Callable[[Event], None] | None, launcher: Any, n_jobs: int | None,
+                         backend: str | None) -> tuple[int, str]:
+    """The workers and backend of a run (given, else the launcher's), after a :class:`Note` when loky would start
+    more workers than the machine has cores."""
+    n_jobs = int(launcher.n_jobs) if n_jobs is None else int(n_jobs)
+    backend = str(launcher.backend) if backend is None else backend
+    cores = os.cpu_count() or 1
+    if backend != "dask" and n_jobs > cores and on_event is not None:
+        on_event(Note(f"launcher.n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine: "
+                      f"they share the cores (and memory); launcher.n_jobs={cores} or -1 uses each core once"))
+    return n_jobs, backend
 
 
 def _plan_row(spec: RunSpec) -> dict[str, Any]:
