@@ -144,7 +144,7 @@ def _signflip_pvalue(d: np.ndarray) -> float | None:
     The same numbers: the signed-rank sums of the flips are sums of half-ranks, exact in floating point, so each
     flip's statistic is the value scipy computes; the p-value is scipy's two-sided count, min(#{T <= t}, #{T >= t})
     / 2**n * 2 clipped to 1 (its tolerance of 100 eps times t cannot reach the 0.25 between two distinct values).
-    tests/test_stats.py checks equality with scipy on random samples with ties and zeros.
+    tests/test_pairwise.py checks equality with scipy on random samples with ties and zeros.
     """
     n = d.size
     magnitude = np.abs(d)
