@@ -132,6 +132,10 @@ def test_every_aggregation_ranks_well_and_reports_its_curve(aggregation):
     np.testing.assert_array_equal(curves["n_trees"], np.arange(1, 9))
     assert curves["test_auc"][-1] == pytest.approx(auc, abs=1e-12)
     assert curves["test_auc"][0] == pytest.approx(roc_auc_score(y_test, est.estimators_[0].decision_function(X_test)))
+    # each prefix's AUC is roc_auc_score's value, bit for bit (computed without its input validation)
+    prefixes = [RankingForest(n_estimators=k, aggregation=aggregation, random_state=3).fit(X, y) for k in (3, 8)]
+    for k, prefix in zip((3, 8), prefixes):
+        assert curves["test_auc"][k - 1] == roc_auc_score(y_test, prefix.decision_function(X_test))
     np.testing.assert_array_equal(curves["tree_n_leaves"], [t.n_leaves_ for t in est.estimators_])
     report = est.run_report(X_test, y_test)
     assert report["values"]["mean_tree_leaves"] == pytest.approx(np.mean(curves["tree_n_leaves"]))

@@ -46,7 +46,6 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import roc_auc_score
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -60,6 +59,7 @@ from forestlab.learners._base import (
 )
 from forestlab.learners._data_rules import count_exceeds, raise_data_problems
 from forestlab.learners._forest import MAX_FEATURES_CONSTRAINTS, resolve_max_features
+from forestlab.metrics import auc
 
 __all__ = ["LEAFRANKS", "TREERANK_PARAMS", "RankingTree", "TreeRank", "best_prefix", "scores_from_leaf_order",
            "treerank_data_problems"]
@@ -832,7 +832,7 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
             if positive.all() or not positive.any():
                 out["test_auc"] = np.full(len(depths), np.nan)
             else:
-                out["test_auc"] = np.array([roc_auc_score(positive, row) for row in scores])
+                out["test_auc"] = np.array([auc(positive, row, pos_label=True) for row in scores])  # roc_auc_score's value
             if X_test.shape[1] == 2 and len(X_test):
                 gx = np.linspace(X_test[:, 0].min(), X_test[:, 0].max(), 64)
                 gy = np.linspace(X_test[:, 1].min(), X_test[:, 1].max(), 64)
