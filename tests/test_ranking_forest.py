@@ -134,7 +134,7 @@ def test_every_aggregation_ranks_well_and_reports_its_curve(aggregation):
     assert curves["test_auc"][0] == pytest.approx(roc_auc_score(y_test, est.estimators_[0].decision_function(X_test)))
     # each prefix's AUC is roc_auc_score's value, bit for bit (computed without its input validation)
     prefixes = [RankingForest(n_estimators=k, aggregation=aggregation, random_state=3).fit(X, y) for k in (3, 8)]
-    for k, prefix in zip((3, 8), prefixes):
+    for k, prefix in zip((3, 8), prefixes, strict=True):
         assert curves["test_auc"][k - 1] == roc_auc_score(y_test, prefix.decision_function(X_test))
     np.testing.assert_array_equal(curves["tree_n_leaves"], [t.n_leaves_ for t in est.estimators_])
     report = est.run_report(X_test, y_test)
@@ -232,6 +232,9 @@ def test_each_tree_is_grown_on_its_bootstrap_sample(forest, easy):
         alone = TreeRank(**{k: getattr(forest, k) for k in TREERANK_PARAMS}, random_state=int(forest.seeds_[b, 1]))
         alone.fit(X, y, sample_weight=np.bincount(idx, minlength=len(X)))  # the sample as multiplicities
         np.testing.assert_array_equal(alone.decision_function(X_test), forest.estimators_[b].decision_function(X_test))
+        tree = forest.estimators_[b]  # grown without fit's checks (the forest made them): the same fitted state
+        assert tree.n_features_in_ == alone.n_features_in_ and tree.classes_.tolist() == [-1, 1]
+        np.testing.assert_array_equal(tree.tree_.gain, alone.tree_.gain)
 
 
 @pytest.mark.parametrize("max_samples, bootstrap, size, distinct", [

@@ -211,13 +211,19 @@ def _sample_indices(seed: int, n: int, n_draw: int, bootstrap: bool, codes: np.n
 
 def _grow_tree(params: dict[str, Any], X: np.ndarray, y: np.ndarray, idx: np.ndarray, seed: int) -> TreeRank:
     """One tree on the rows ``idx`` (repeats allowed), passed as multiplicities: TreeRank counts an integer weight k
-    as k copies of the row, so the sample's repeated rows are never materialised."""
+    as k copies of the row, so the sample's repeated rows are never materialised. ``X`` and ``y`` (in {-1, +1}) are
+    the forest's checked data and the forest has checked the trees' parameters: the tree skips ``fit``'s checks."""
     counts = np.bincount(idx, minlength=len(y)).astype(np.float64)
-    return TreeRank(**params, random_state=seed).fit(X, y, sample_weight=counts)
+    return TreeRank(**params, random_state=seed)._fit_checked(X, _PM_CLASSES.copy(), y == 1, counts)
 
 
 def _tree_scores(trees: list[TreeRank], X: np.ndarray, depth: int | None) -> np.ndarray:
-    return np.stack([np.asarray(tree.decision_function(X, depth=depth), dtype=np.float64) for tree in trees])
+    """Every tree's scores of the forest's checked ``X`` (float64, the trees' variables)."""
+    return np.stack([tree._scores(X, depth, None) for tree in trees])
+
+
+#: The trees' labels: the forest recodes its two classes to -1 and +1 (TreeRank's ``classes_`` of such labels).
+_PM_CLASSES = np.array([-1, 1])
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -576,8 +576,14 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
         X, classes, codes = self._validate_bipartite(X, y, "TreeRank")
         raise_data_problems(self, *X.shape, len(classes))
         weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        return self._fit_checked(X, classes, codes == 1, weight)
+
+    def _fit_checked(self, X: np.ndarray, classes: np.ndarray, pos: np.ndarray, weight: np.ndarray) -> TreeRank:
+        """``fit`` after its checks: X float64 and finite, ``classes`` the two sorted labels, ``pos`` the rows of
+        the greater, ``weight`` float64 and non-negative. A ranking forest, which has checked its data and the
+        trees' parameters once, grows each tree through it (the checks cost about a millisecond a tree)."""
+        self.n_features_in_ = X.shape[1]
         keep = weight > 0
-        pos = codes == 1
         if not (keep & pos).any() or not (keep & ~pos).any():
             raise ValueError("sample_weight is zero for every point of a class; TreeRank needs positives and "
                              "negatives of positive weight")
@@ -832,7 +838,8 @@ class TreeRank(BipartiteRankerMixin, RunReportMixin, BaseEstimator):
             if positive.all() or not positive.any():
                 out["test_auc"] = np.full(len(depths), np.nan)
             else:
-                out["test_auc"] = np.array([auc(positive, row, pos_label=True) for row in scores])  # roc_auc_score's value
+                # roc_auc_score's value, bit for bit, without its input validation
+                out["test_auc"] = np.array([auc(positive, row, pos_label=True) for row in scores])
             if X_test.shape[1] == 2 and len(X_test):
                 gx = np.linspace(X_test[:, 0].min(), X_test[:, 0].max(), 64)
                 gy = np.linspace(X_test[:, 1].min(), X_test[:, 1].max(), 64)
