@@ -75,6 +75,19 @@ def test_leaf_indicators_are_one_hot_per_tree(data, forest):
     np.testing.assert_array_equal(leaf_kernel(phi), (phi @ phi.T).toarray())
 
 
+def test_compiled_counts_are_the_sparse_product_bit_for_bit(data, forest):
+    X, _ = data
+    phi_a, phi_b = leaf_indicators(forest, X[:50]), leaf_indicators(forest, X[40:])
+    for scale in ("count", "proximity"):
+        want = (phi_a @ phi_b.T).toarray() / (15.0 if scale == "proximity" else 1.0)
+        got = leaf_kernel(phi_a, phi_b, n_trees=15, scale=scale)
+        assert got.dtype == np.float64 and np.array_equal(got, want)
+    weighted = phi_a.multiply(0.5).tocsr()  # not 0/1: the sparse product
+    np.testing.assert_array_equal(leaf_kernel(weighted, phi_b), (weighted @ phi_b.T).toarray())
+    with pytest.raises(ValueError, match="different forests"):
+        leaf_kernel(phi_a, phi_b[:, :-1])
+
+
 def test_kernel_target_alignment_binary_and_multiclass():
     rng = np.random.default_rng(0)
     F = rng.normal(size=(30, 5))
