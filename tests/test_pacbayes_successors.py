@@ -414,3 +414,30 @@ def test_a_half_split_needs_two_points_per_class():
     y = np.array([0] * 9 + [1])
     with pytest.raises(ValueError, match="at least 2 points"):
         get_learner("tnd")(n_estimators=3, rho_sample="half").fit(X, y)
+
+
+def _mu_tandem_numpy(stats, mu):
+    """The mu-tandem matrices as numpy expressions (what the compiled kernel must equal bit for bit)."""
+    T = stats.tandem
+    S = stats.joint_loss + stats.joint_loss.T
+    first = T - mu * S + mu * mu
+    second = (1.0 - 2.0 * mu) ** 2 * T + mu * mu * (1.0 - 2.0 * mu) * S + mu ** 4
+    nj = stats.n_joint.astype(np.float64)
+    var = np.where(nj > 1, nj / np.maximum(nj - 1.0, 1.0) * np.maximum(second - first * first, 0.0), 0.0)
+    return first, var
+
+
+def test_mu_tandem_matrices_are_the_numpy_expressions_bit_for_bit():
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        m, n = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        errs, oob = rng.random((m, n)) < rng.random(), rng.random((m, n)) < 0.4
+        nj = (oob[:, None, :] & oob[None, :, :]).sum(-1)
+        both = np.maximum(nj, 1)
+        T = np.where(nj > 0, ((errs & oob)[:, None, :] & (errs & oob)[None, :, :]).sum(-1) / both, 0.0)
+        A = np.where(nj > 0, ((errs & oob)[:, None, :] & oob[None, :, :]).sum(-1) / both, 0.0)
+        stats = OOBStatistics(np.zeros(m), nj.diagonal().copy(), T, A, nj)
+        for mu in [0.0, -0.25, *rng.uniform(-0.5, 0.5, 3)]:
+            got, want = _mu_tandem_matrices(stats, mu), _mu_tandem_numpy(stats, mu)
+            for g, w in zip(got, want, strict=True):
+                assert np.array_equal(g, w) and np.array_equal(np.signbit(g), np.signbit(w))

@@ -273,14 +273,20 @@ def cbound_seeger_bound(stats: OOBStatistics, rho: np.ndarray, delta: float = DE
 # --- CCPBB -----------------------------------------------------------------------------------------------------
 def _mu_tandem_matrices(stats: OOBStatistics, mu: float) -> tuple[np.ndarray, np.ndarray]:
     """Per pair: the empirical mu-tandem loss E[(1[h errs] - mu)(1[g errs] - mu)] and its unbiased variance, on the
-    points out of bag for both."""
-    T = stats.tandem
-    S = stats.joint_loss + stats.joint_loss.T
-    first = T - mu * S + mu * mu
-    second = (1.0 - 2.0 * mu) ** 2 * T + mu * mu * (1.0 - 2.0 * mu) * S + mu ** 4
-    nj = stats.n_joint.astype(np.float64)
-    var = np.where(nj > 1, nj / np.maximum(nj - 1.0, 1.0) * np.maximum(second - first * first, 0.0), 0.0)
-    return first, var
+    points out of bag for both: with S = joint_loss + joint_loss^T,
+
+    first = T - mu S + mu^2, second = (1 - 2 mu)^2 T + mu^2 (1 - 2 mu) S + mu^4,
+    var = n_hg / (n_hg - 1) max(second - first^2, 0) where n_hg > 1, else 0,
+
+    computed entry by entry by compiled code (:func:`~forestlab.learners._pacbayes_kernels.mu_tandem_matrices`,
+    the numpy expressions' operations in their order, so the same matrices bit for bit)."""
+    from forestlab.learners._pacbayes_kernels import mu_tandem_matrices
+
+    mu = float(mu)
+    return mu_tandem_matrices(np.ascontiguousarray(stats.tandem, dtype=np.float64),
+                              np.ascontiguousarray(stats.joint_loss, dtype=np.float64),
+                              np.ascontiguousarray(stats.n_joint), mu, mu * mu, (1.0 - 2.0 * mu) ** 2,
+                              mu * mu * (1.0 - 2.0 * mu), mu ** 4)
 
 
 @lru_cache(maxsize=4096)
