@@ -387,23 +387,12 @@ def run(
     named = None if is_registered(exp.name) else definition(expanded)
     from forestlab.runner import is_terminal, run_experiment
 
-    for note in exp.notes:  # what the limits changed in what was asked: said (and logged), never silent
-        log.info(f"note: {note}")
-    if log_file:
-        from forestlab.config import check_paths
-
-        check_paths({**exp.paths.as_dict(), "log_file": log_file})  # --log-file is held to paths.log_file's rules
+    _check_run([exp], log_file)
     progress = Progress(quiet=quiet, terminal=is_terminal())
     if dry_run:
         typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True, on_event=progress)))
         return
-    paths = exp.paths
-    log_path = _add_log_file(paths.log_file if log_file is None else log_file, paths.log_max_bytes,
-                             paths.log_backup_count)
-    file_log.info("forestlab run %s (pid %d, in %s)", " ".join(overrides or []), os.getpid(), os.getcwd())
-    import signal
-
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    log_path = _open_run_log(exp.paths, log_file, list(overrides or []))
     single = exp.prints_runs  # a single run's result is what the user came for
     summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress,
                              definition=named)
@@ -414,21 +403,55 @@ def run(
     _say(_counts_line(exp.name, summary) + f" ({summary.elapsed:.1f}s); store: {store_path}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summary.interrupted:
-        how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
-        _err(f"{how}: the {summary.done + summary.failed} runs that finished are stored; "
-             f"to resume, run the same command again: {shlex.join(['forestlab', 'run', *(overrides or [])])}")
+        _err(_interrupted_line(summary, f"the {summary.done + summary.failed} runs that finished", overrides))
     elif summary.failed and not summary.skipped:
-        fixed = summary.failed - summary.transient
-        advice = ("a rerun retries them" if not fixed else
-                  "a rerun will fail the same way until their cause is fixed" if not summary.transient else
-                  f"{summary.transient} of them were stopped from outside (a killed worker, lack of memory) and a "
-                  f"rerun retries them; the other {fixed} fail the same way until their cause is fixed")
-        status_cmd = shlex.join(["forestlab", "status", exp.name, *(o for o in overrides or []
-                                                                     if not o.startswith("experiment=")), "--failed"])
-        _err(f"{summary.failed} runs failed; their errors: {status_cmd}; {advice}")
+        _err(_failed_line(exp.name, summary, [o for o in overrides or [] if not o.startswith("experiment=")]))
     code = _exit_status(summary.outcome)
     if code:
         raise typer.Exit(code)
+
+
+def _check_run(exps: Sequence[Experiment], log_file: str | None) -> None:
+    """Before a run: say what the limits changed in what was asked (said and logged, never silent; each note named
+    by its experiment when there are several), and hold ``--log-file`` to paths.log_file's rules."""
+    for exp in exps:
+        for note in exp.notes:
+            log.info(f"note: {exp.name}: {note}" if len(exps) > 1 else f"note: {note}")
+    if log_file:
+        from forestlab.config import check_paths
+
+        check_paths({**exps[0].paths.as_dict(), "log_file": log_file})
+
+
+def _open_run_log(paths: Any, log_file: str | None, command: Sequence[str]) -> str | None:
+    """When the runs start: the rotated log file (its path, or None), the command logged in it, and SIGTERM taken
+    as an interruption (the finished runs stay stored)."""
+    import signal
+
+    log_path = _add_log_file(paths.log_file if log_file is None else log_file, paths.log_max_bytes,
+                             paths.log_backup_count)
+    file_log.info("forestlab run %s (pid %d, in %s)", " ".join(command), os.getpid(), os.getcwd())
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    return log_path
+
+
+def _interrupted_line(summary: Summary, finished: str, command: Sequence[str] | None) -> str:
+    """The line of an interrupted run: how it stopped, what is stored, the command that resumes it."""
+    how = "terminated (SIGTERM)" if summary.terminated else "interrupted"
+    return (f"{how}: {finished} are stored; to resume, run the same command again: "
+            f"{shlex.join(['forestlab', 'run', *(command or [])])}")
+
+
+def _failed_line(name: str, summary: Summary, status_overrides: Sequence[str]) -> str:
+    """The line of an experiment with failed runs: how many, the command that shows their errors, and whether a
+    rerun retries them (failures from outside the run: a killed worker, lack of memory) or meets them again."""
+    fixed = summary.failed - summary.transient
+    advice = ("a rerun retries them" if not fixed else
+              "a rerun will fail the same way until their cause is fixed" if not summary.transient else
+              f"{summary.transient} of them were stopped from outside (a killed worker, lack of memory) and a "
+              f"rerun retries them; the other {fixed} fail the same way until their cause is fixed")
+    status_cmd = shlex.join(["forestlab", "status", name, *status_overrides, "--failed"])
+    return f"{summary.failed} runs failed; their errors: {status_cmd}; {advice}"
 
 
 def _counts_line(name: str, summary: Summary) -> str:
@@ -468,7 +491,7 @@ def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quie
                  dry_run: bool, yes: bool, log_file: str | None, command: list[str]) -> None:
     """``forestlab run experiment=a,b,c``: the experiments' runs in one pool (:func:`forestlab.runner.run_experiments`),
     one summary line each; the exit status is the worst of theirs."""
-    from forestlab.config import cached_experiment, check_paths, definition, expand_named, is_registered
+    from forestlab.config import cached_experiment, definition, expand_named, is_registered
 
     exps, named = [], []
     for name in names:
@@ -478,23 +501,13 @@ def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quie
         named.append(None if is_registered(exp.name) else definition(expanded))
     from forestlab.runner import Outcome, is_terminal, run_experiment, run_experiments
 
-    for exp in exps:
-        for note in exp.notes:
-            log.info(f"note: {exp.name}: {note}")
-    if log_file:
-        check_paths({**exps[0].paths.as_dict(), "log_file": log_file})
+    _check_run(exps, log_file)
     if dry_run:
         for exp in exps:
             typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True)))
         return
     progress = Progress(quiet=quiet, terminal=is_terminal(), several=True)
-    paths = exps[0].paths
-    log_path = _add_log_file(paths.log_file if log_file is None else log_file, paths.log_max_bytes,
-                             paths.log_backup_count)
-    file_log.info("forestlab run %s (pid %d, in %s)", " ".join(command), os.getpid(), os.getcwd())
-    import signal
-
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    log_path = _open_run_log(exps[0].paths, log_file, command)
     summaries = run_experiments(exps, force=force, wait=wait, yes=yes, on_event=progress, definitions=named)
     store_path = summaries[0].results_dir / "runs.sqlite"
     for exp, summary in zip(exps, summaries, strict=True):
@@ -502,14 +515,12 @@ def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quie
     _say(f"{len(exps)} experiments in one pool ({summaries[0].elapsed:.1f}s); store: {store_path}"
          + (f"; log: {log_path}" if log_path else ""), err=quiet)
     if summaries[0].interrupted:
-        how = "terminated (SIGTERM)" if summaries[0].terminated else "interrupted"
         finished = sum(s.done + s.failed for s in summaries)
-        _err(f"{how}: the runs that finished ({finished} counted over the experiments) are stored; to resume, run "
-             f"the same command again: {shlex.join(['forestlab', 'run', *command])}")
+        _err(_interrupted_line(summaries[0], f"the runs that finished ({finished} counted over the experiments)",
+                               command))
     for exp, summary in zip(exps, summaries, strict=True):
         if summary.failed and not summary.interrupted:
-            status_cmd = shlex.join(["forestlab", "status", exp.name, *(o for o in rest), "--failed"])
-            _err(f"{exp.name}: {summary.failed} runs failed; their errors: {status_cmd}")
+            _err(f"{exp.name}: {_failed_line(exp.name, summary, rest)}")
     severity = [Outcome.COMPLETE, Outcome.FAILED_RUNS, Outcome.NOT_STARTED, Outcome.INTERRUPTED, Outcome.TERMINATED]
     worst = max((s.outcome for s in summaries), key=severity.index)
     code = _exit_status(worst)
