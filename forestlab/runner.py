@@ -555,9 +555,20 @@ def _plan_row(spec: RunSpec) -> dict[str, Any]:
             "fold": spec.fold}
 
 
-def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[str, str]:
+@dataclass(frozen=True)
+class Refusal:
+    """Why a dataset's runs are not started (:func:`preflight`). ``whole``: what the plan asks of the dataset
+    cannot apply to it (a configuration it cannot take), so its runs already stored, by a version that clipped the
+    value instead, are not served as done either; otherwise the dataset could not be had (a missing or corrupt
+    file), and only its runs still to do are held back."""
+
+    message: str
+    whole: bool
+
+
+def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[str, Refusal]:
     """Check that each planned dataset can be had, and that what the plan asks of it can apply to its actual size;
-    return {dataset: error message} for those that cannot (their runs are not started: one line each, never N
+    return {dataset: :class:`Refusal`} for those that cannot (their runs are not started: one line each, never N
     stored failed runs).
 
     A dataset whose verified processed arrays are on disk and up to date is only checked (its metadata read), against
@@ -568,7 +579,7 @@ def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[st
     ``todo`` holds the keys still to run (default: all): a dataset whose runs are all done is not required to be
     available, but what is asked of it is still checked when its size can be had.
     """
-    problems: dict[str, str] = {}
+    problems: dict[str, Refusal] = {}
     by_dataset: dict[str, list[RunSpec]] = {}
     for spec in specs:
         by_dataset.setdefault(spec.dataset, []).append(spec)
@@ -591,12 +602,12 @@ def preflight(specs: Sequence[RunSpec], todo: set[str] | None = None) -> dict[st
                                   download=bool(paths.get("download", True)) and needed)
             except ForestlabError as exc:
                 if needed:
-                    problems[dataset] = str(exc)
+                    problems[dataset] = Refusal(str(exc), whole=False)
                 continue
             facts = (ds.n_samples, ds.n_features, [int(v) for v in ds.class_counts().values()])
         problem = _data_problem(dataset, ds_cfg, group, *facts)
         if problem:
-            problems[dataset] = problem
+            problems[dataset] = Refusal(problem, whole=True)
     return problems
 
 
@@ -702,14 +713,15 @@ def execute_many(plans: Sequence[Sequence[RunSpec]], store: Store, *, n_jobs: in
         by_todo = {s.key for s in todo}
         summary.already_done = len(specs) - len(todo)
         problems = preflight(specs, by_todo) if specs else {}
-        for dataset, message in problems.items():
+        for dataset, refusal in problems.items():
             # a configuration the data cannot take is refused whole: its runs stored by a version that clipped the
-            # value instead (max_features=1000 run as 60) are not served as done either
-            n = sum(1 for s in specs if s.dataset == dataset)
-            summary.already_done -= sum(1 for s in specs if s.dataset == dataset and s.key not in by_todo)
-            summary.skipped += n
-            summary.errors.append(message)
-            emit(DatasetSkipped(dataset, message, n))
+            # value instead (max_features=1000 run as 60) are not served as done either; a dataset that cannot be
+            # had holds back its runs still to do, and its stored runs (made from the verified file) stay done
+            held = [s for s in specs if s.dataset == dataset and (refusal.whole or s.key in by_todo)]
+            summary.already_done -= sum(1 for s in held if s.key not in by_todo)
+            summary.skipped += len(held)
+            summary.errors.append(refusal.message)
+            emit(DatasetSkipped(dataset, refusal.message, len(held)))
         added = 0
         for spec in todo:
             if spec.dataset in problems:
