@@ -385,17 +385,22 @@ def run(
     exp = cached_experiment(expanded)
     # an experiment named by experiment.name= records what composes it, for the commands that read it by its name
     named = None if is_registered(exp.name) else definition(expanded)
+    _check_run([exp], log_file)
+    if not dry_run:
+        _start_workers_early([exp], force)
     from forestlab.runner import is_terminal, run_experiment
 
-    _check_run([exp], log_file)
     progress = Progress(quiet=quiet, terminal=is_terminal())
     if dry_run:
         typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True, on_event=progress)))
         return
     log_path = _open_run_log(exp.paths, log_file, list(overrides or []))
     single = exp.prints_runs  # a single run's result is what the user came for
-    summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress,
-                             definition=named)
+    try:
+        summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress,
+                                 definition=named)
+    finally:
+        _stop_workers()
     store_path = summary.results_dir / "runs.sqlite"
     if single and not summary.skipped:
         for line in _single_run_lines(summary.records, summary.keys):
@@ -409,6 +414,46 @@ def run(
     code = _exit_status(summary.outcome)
     if code:
         raise typer.Exit(code)
+
+
+def _start_workers_early(exps: Sequence[Experiment], force: bool) -> None:
+    """Start the loky workers of a run that will use them before this process imports the learners and plans
+    (:func:`forestlab.launchers.start_workers`), so that their start-up (about 1.5 s of imports each) overlaps this
+    process's instead of following it. Only for a loky launcher of several workers with at least two runs a worker
+    left to do, as the plans recorded in the store tell (a rerun with nothing left starts none). A wrong guess
+    costs start-up time, never a result: the runner starts or resizes the pool it needs."""
+    launcher = exps[0].launcher
+    if str(launcher.backend) != "loky" or any(e.launcher.as_dict() != launcher.as_dict() for e in exps):
+        return  # dask's workers are already running; different launchers are refused by the runner
+    from forestlab.launchers import start_workers, worker_count
+
+    n_jobs = int(launcher.n_jobs)
+    if n_jobs == 0 or worker_count(n_jobs, n_jobs) < 2:
+        return
+    from forestlab.config import resolve_path
+    from forestlab.store import Store
+
+    left = 0
+    try:
+        with Store(resolve_path(exps[0].paths.results_dir), readonly=True) as store:
+            for exp in exps:
+                recorded = None if force else store.plan_for(exp.name, plan_id=exp.plan_id)
+                if recorded is None:  # never run (or --force): every run is left
+                    left += exp.n_runs
+                    continue
+                statuses = store.statuses(recorded.keys)
+                left += sum(1 for key in recorded.keys if statuses.get(key) != "done")
+    except ForestlabError:
+        return  # a store that cannot be read: the run says why, with its own message
+    if left >= 2 * worker_count(n_jobs, n_jobs):
+        start_workers(n_jobs)
+
+
+def _stop_workers() -> None:
+    """End the workers :func:`_start_workers_early` started, if any (idle once the run returns)."""
+    from forestlab.launchers import stop_workers
+
+    stop_workers()
 
 
 def _check_run(exps: Sequence[Experiment], log_file: str | None) -> None:
@@ -499,16 +544,21 @@ def _run_several(names: Sequence[str], rest: Sequence[str], *, force: bool, quie
         exp = cached_experiment(expanded)
         exps.append(exp)
         named.append(None if is_registered(exp.name) else definition(expanded))
+    _check_run(exps, log_file)
+    if not dry_run:
+        _start_workers_early(exps, force)
     from forestlab.runner import Outcome, is_terminal, run_experiment, run_experiments
 
-    _check_run(exps, log_file)
     if dry_run:
         for exp in exps:
             typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True)))
         return
     progress = Progress(quiet=quiet, terminal=is_terminal(), several=True)
     log_path = _open_run_log(exps[0].paths, log_file, command)
-    summaries = run_experiments(exps, force=force, wait=wait, yes=yes, on_event=progress, definitions=named)
+    try:
+        summaries = run_experiments(exps, force=force, wait=wait, yes=yes, on_event=progress, definitions=named)
+    finally:
+        _stop_workers()
     store_path = summaries[0].results_dir / "runs.sqlite"
     for exp, summary in zip(exps, summaries, strict=True):
         _say(_counts_line(exp.name, summary), err=quiet)

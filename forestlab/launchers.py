@@ -3,13 +3,15 @@
 :func:`run_jobs` hands each job (a list of payloads) to a job function in joblib workers and the records it returns
 to a sink, as they arrive. The runner (:mod:`forestlab.runner`) decides what a job is and where its records go;
 this module decides how many workers start (:func:`worker_count`), with what joblib settings
-(:func:`joblib_config`), how a loky worker starts (:func:`init_worker`), how a dask cluster is reached
+(:func:`joblib_config`), how a loky worker starts (:func:`init_worker`; :func:`start_workers` starts them early, while
+this process still plans), how a dask cluster is reached
 (:func:`dask_client`), and which exceptions mean that a worker process died (:func:`worker_death_errors`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import signal
@@ -20,8 +22,15 @@ from typing import Any
 
 from forestlab.errors import ConfigError, one_line
 
-__all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "run_jobs", "worker_count",
-           "worker_death_errors"]
+__all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "run_jobs", "start_workers",
+           "stop_workers", "worker_count", "worker_death_errors"]
+
+#: What a loky worker imports as it starts, before its first job (scikit-learn and the learners: about 1.5 s): a
+#: worker started early (:func:`start_workers`) spends that while this process composes and plans.
+WORKER_MODULES = ("forestlab.runner",)
+
+#: The loky executor that :func:`start_workers` started and its number of workers, until :func:`stop_workers`.
+_started: tuple[Any, int] | None = None
 
 #: A job: the payloads of one group of runs in, their records out (runs in a worker; never raises).
 Job = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
@@ -53,15 +62,15 @@ def joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
         # for each of 2 workers on 16 cores), and a thread count can change a floating-point sum's order, so the
         # numbers would depend on n_jobs and the machine (a dask worker's nanny sets the same limit of 1)
         return {"backend": "loky", "n_jobs": n_jobs, "inner_max_num_threads": 1, "initializer": init_worker,
-                "initargs": (os.getpid(),)}
+                "initargs": (os.getpid(), WORKER_MODULES)}
     return {"backend": backend, "n_jobs": n_jobs}
 
 
-def init_worker(parent_pid: int, interval: float = 1.0) -> None:
-    """A loky worker's start: ignore SIGINT (see :func:`joblib_config`), and watch the process that started it. A
-    forestlab run killed with no chance to clean up (SIGKILL of that process alone, the out-of-memory killer)
-    cannot stop its workers, which would idle on; each notices within ``interval`` seconds that its parent is
-    gone (it is then adopted by another process) and exits."""
+def init_worker(parent_pid: int, modules: tuple[str, ...] = (), interval: float = 1.0) -> None:
+    """A loky worker's start: ignore SIGINT (see :func:`joblib_config`), watch the process that started it, and
+    import ``modules`` (:data:`WORKER_MODULES`). A forestlab run killed with no chance to clean up (SIGKILL of that
+    process alone, the out-of-memory killer) cannot stop its workers, which would idle on; each notices within
+    ``interval`` seconds that its parent is gone (it is then adopted by another process) and exits."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
@@ -71,6 +80,47 @@ def init_worker(parent_pid: int, interval: float = 1.0) -> None:
                 os._exit(3)
 
     threading.Thread(target=watch, name="forestlab-parent-watch", daemon=True).start()
+    for name in modules:
+        importlib.import_module(name)
+
+
+def start_workers(n_jobs: int) -> bool:
+    """Start now the loky workers that ``run_jobs(..., joblib_config("loky", n_jobs))`` will use: they import
+    :data:`WORKER_MODULES` while this process goes on (composing, importing scikit-learn, planning), instead of
+    after it; the pool joblib then asks for is this one (the same settings make loky reuse it). Returns whether
+    workers were started (not for fewer than 2, nor where joblib's executor cannot be started ahead).
+
+    Nothing runs in the workers before the first job: loky measures a worker's memory after its first call to
+    tell a leak from a run's growth, and a warm-up call would make that reference the bare imports.
+    :func:`stop_workers` ends them."""
+    global _started
+    n = worker_count(n_jobs, n_jobs)
+    if n < 2:
+        return False
+    from joblib import Parallel, parallel_config
+
+    stop_workers()
+    with parallel_config(**joblib_config("loky", n)), Parallel() as parallel:
+        executor = getattr(parallel._backend, "_workers", None)
+        # loky starts its processes at the first submit; this is the step that submit takes (a private method:
+        # where a joblib version lacks it, the workers start with the first job, as without this function)
+        ensure_running = getattr(executor, "_ensure_executor_running", None)
+        if ensure_running is None:
+            return False
+        ensure_running()
+    _started = (executor, n)
+    return True
+
+
+def stop_workers() -> None:
+    """Kill the workers that :func:`start_workers` started (idle: called when no job is left for them, or when the
+    jobs want another number of workers), rather than let the interpreter's exit wait for them to finish their
+    imports and shut down one by one."""
+    global _started
+    if _started is not None:
+        executor, _ = _started
+        _started = None
+        executor.shutdown(wait=False, kill_workers=True)
 
 
 def run_jobs(jobs: Iterable[list[dict[str, Any]]], job: Job, config: Mapping[str, Any],
@@ -88,6 +138,8 @@ def run_jobs(jobs: Iterable[list[dict[str, Any]]], job: Job, config: Mapping[str
     from joblib import Parallel, delayed, parallel_config
     from threadpoolctl import threadpool_limits
 
+    if _started is not None and (config["backend"] != "loky" or _started[1] != config["n_jobs"]):
+        stop_workers()  # workers started early for another pool: joblib would resize theirs, waiting on them
     limits = threadpool_limits(1) if config["backend"] == "sequential" else contextlib.nullcontext()
     with limits, parallel_config(**config):
         results = iter(Parallel(return_as="generator_unordered")(delayed(job)(payloads) for payloads in jobs))

@@ -790,7 +790,10 @@ def execute_many(plans: Sequence[Sequence[RunSpec]], store: Store, *, n_jobs: in
                                  f"the {finished} runs that finished are stored: rerun to resume") from None
     elapsed = time.perf_counter() - t0
     for specs, summary in zip(plans, summaries, strict=True):
-        summary.backfilled = backfill_metrics(specs, store)
+        # a run made just now from this plan's own spec has its metrics; one made from another plan's spec (a run
+        # two plans share) may lack some of this plan's
+        summary.backfilled = backfill_metrics([s for s in specs if not (s.key in stored and by_key[s.key] is s)],
+                                              store)
         summary.elapsed = elapsed
         emit(ExperimentEnded(summary))
     return summaries
@@ -800,6 +803,8 @@ def backfill_metrics(specs: Sequence[RunSpec], store: Store) -> int:
     """Compute, from their stored outputs, the metrics the plan asks for that done runs have not stored yet (a
     metric added to an experiment after its runs finished); return how many runs gained a metric. Nothing is
     refitted."""
+    if not specs:
+        return 0
     by_key = {s.key: s for s in specs}
     records = store.records(list(by_key))
     updated = 0

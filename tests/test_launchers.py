@@ -1,0 +1,87 @@
+"""Starting loky workers ahead of the jobs (forestlab.launchers.start_workers): the pool the jobs then use is the one
+started, its workers have imported the learners before their first job, and one started for nothing is ended."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from forestlab import launchers
+from forestlab.launchers import WORKER_MODULES, joblib_config, run_jobs, start_workers, stop_workers
+
+
+@pytest.fixture(autouse=True)
+def _no_pool_left():
+    yield
+    stop_workers()
+
+
+def _who(payloads: list[dict]) -> list[dict]:
+    """A job: which process ran it, and whether the worker modules were imported before it."""
+    return [{"pid": os.getpid(), "preloaded": all(m in sys.modules for m in WORKER_MODULES), **p} for p in payloads]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:  # a killed child not yet reaped is a zombie: gone all the same
+        return fh.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_started_workers_are_the_pool_the_jobs_use():
+    assert start_workers(2)
+    executor, n = launchers._started
+    assert n == 2
+    pids = set(executor._processes)  # running before any job was submitted
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    records: list[dict] = []
+    run_jobs(([{"i": i}] for i in range(8)), _who, joblib_config("loky", 2), records.extend)
+    assert sorted(r["i"] for r in records) == list(range(8))
+    assert {r["pid"] for r in records} <= pids  # no second pool
+    assert all(r["preloaded"] for r in records)  # the workers imported the learners before their first job
+    stop_workers()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in pids)
+
+
+def test_a_pool_of_another_size_replaces_the_started_one():
+    assert start_workers(2)
+    executor, _ = launchers._started
+    first = set(executor._processes)
+    records: list[dict] = []
+    run_jobs(([{"i": i}] for i in range(3)), _who, joblib_config("loky", 3), records.extend)
+    assert sorted(r["i"] for r in records) == [0, 1, 2]
+    assert launchers._started is None  # the early pool was ended, not resized under the jobs
+    assert not {r["pid"] for r in records} & first
+
+
+def test_one_worker_is_not_started_early():
+    assert not start_workers(1)
+    assert launchers._started is None
+
+
+def test_a_run_starts_its_workers_early_only_when_runs_are_left(workdir):
+    from forestlab.cli import _start_workers_early
+    from forestlab.config import load_experiment
+    from forestlab.runner import run_experiment
+
+    small = ["experiment=quickstart", "seeds=2", "limits.max_estimators=10"]  # 12 runs
+    exp = load_experiment([*small, "launcher.n_jobs=2"])
+    _start_workers_early([exp], force=False)  # nothing stored: 12 runs left for 2 workers
+    assert launchers._started is not None
+    assert run_experiment(exp).done == 12
+    stop_workers()
+    _start_workers_early([exp], force=False)  # a rerun with nothing left starts none
+    assert launchers._started is None
+    _start_workers_early([exp], force=True)  # --force: every run again
+    assert launchers._started is not None
+    stop_workers()
+    _start_workers_early([load_experiment([*small, "launcher.n_jobs=1"])], force=True)
+    assert launchers._started is None
