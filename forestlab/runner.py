@@ -172,8 +172,10 @@ class RunData:
     info: dict[str, Any]
 
 
-def _run_data(payload: Mapping[str, Any]) -> RunData:
-    """Load the dataset and cut the run's split (or draw fresh samples, for the ``resample`` protocol)."""
+def _run_data(payload: Mapping[str, Any], splits: dict[tuple, Any] | None = None) -> RunData:
+    """Load the dataset and cut the run's split (or draw fresh samples, for the ``resample`` protocol). ``splits``
+    keeps the splits made (their indices) for the other runs of a job, which share them: a split is a function of
+    the protocol, the seeds and the labels only, and each run still gets its own copies of the rows."""
     proto = payload["protocol"]
     if proto["kind"] == "resample":
         drawn = draw_resample(proto, payload["dataset_cfg"], base_seed=payload["seed"], dataset=payload["dataset"],
@@ -183,8 +185,14 @@ def _run_data(payload: Mapping[str, Any]) -> RunData:
                 **generated_info(payload["dataset_cfg"])}
         return RunData(drawn.X_train, drawn.y_train, drawn.X_test, drawn.y_test, "binary", info)
     ds = _load(payload)
-    split = make_split(proto, ds.y, base_seed=payload["seed"], dataset=payload["dataset"],
-                       repetition=payload["repetition"], fold=payload["fold"])
+    where = (payload["dataset"], _canonical(proto), payload["seed"], payload["repetition"], payload["fold"],
+             len(ds.y))
+    split = None if splits is None else splits.get(where)
+    if split is None:
+        split = make_split(proto, ds.y, base_seed=payload["seed"], dataset=payload["dataset"],
+                           repetition=payload["repetition"], fold=payload["fold"])
+        if splits is not None:
+            splits[where] = split
     info = {"n_samples": int(ds.X.shape[0]), "n_features": int(ds.X.shape[1]),
             "feature_names": [str(n) for n in ds.feature_names], **generated_info(payload["dataset_cfg"])}
     return RunData(ds.X[split.train], ds.y[split.train], ds.X[split.test], ds.y[split.test], ds.task, info)
@@ -230,10 +238,11 @@ def _evaluate(entry: Any, payload: Mapping[str, Any], data: RunData, random_stat
 
 def execute_group(payloads: Sequence[Mapping[str, Any]], cache: FitCache | None = None) -> list[dict[str, Any]]:
     """Run the specs of one job (one split, one ``seed_tag``) with one shared :class:`FitCache`, the trees'
-    predictions computed once for all of them."""
+    predictions computed once for all of them, and the split cut once."""
     cache = FitCache() if cache is None else cache
+    splits: dict[tuple, Any] = {}
     with shared_tree_predictions():
-        return [execute_spec(p, cache) for p in payloads]
+        return [execute_spec(p, cache, splits) for p in payloads]
 
 
 def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -249,9 +258,11 @@ def execute_group_packed(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str
     return [packed(rec) for rec in execute_group(payloads)]
 
 
-def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> dict[str, Any]:
+def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None,
+                 splits: dict[tuple, Any] | None = None) -> dict[str, Any]:
     """Run one spec and return its record (``status`` done or failed); never raises. A failed run's record holds
-    its error and its ``failure`` kind (:class:`~forestlab.errors.FailureKind`, decided by the exception's type)."""
+    its error and its ``failure`` kind (:class:`~forestlab.errors.FailureKind`, decided by the exception's type).
+    ``cache`` and ``splits`` are shared by the runs of one job (see :func:`execute_group`)."""
     t_start = time.perf_counter()
     record: dict[str, Any] = {"key": payload["key"], "status": "failed", "metrics": {}, "selected": {},
                               "timings": {}, "arrays": {}, "error": None, "failure": None, "dataset_info": None}
@@ -259,7 +270,7 @@ def execute_spec(payload: Mapping[str, Any], cache: FitCache | None = None) -> d
     try:
         entry = get_entry(payload["learner"]["estimator"])
         t0 = time.perf_counter()
-        data = _run_data(payload)
+        data = _run_data(payload, splits)
         timings["load"] = time.perf_counter() - t0
         random_state = derive_seed("learner", payload["seed"], payload["dataset"], payload["repetition"],
                                    payload["fold"], payload["learner"]["seed_tag"])

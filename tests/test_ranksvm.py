@@ -78,6 +78,43 @@ def test_pairwise_hinge_equals_brute_force(grid, seed):
         assert np.any(margins == 0)  # the boundary case is exercised: not violated
 
 
+def _numpy_counts(s_pos: np.ndarray, s_neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts as numpy computed them before they were compiled (pairwise_hinge's two sorts and searches)."""
+    u = s_pos - 1.0
+    c_pos = len(s_neg) - np.searchsorted(np.sort(s_neg), u, side="right")
+    c_neg = np.searchsorted(np.sort(u), s_neg, side="left")
+    return c_pos.astype(np.int64), c_neg.astype(np.int64)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_counts_on_a_line_are_numpys(seed):
+    """The line search's counts at s + t d, compiled, equal numpy's on the arrays numpy forms (s + t * d): the
+    same scores bit for bit (no fused multiply-add), hence the same counts, and the slope computed from them in
+    numpy is unchanged."""
+    from forestlab.learners._ranksvm_kernels import violated_counts_on_line
+
+    rng = np.random.default_rng(seed)
+    n_pos, n_neg = rng.integers(1, 300, size=2)
+    if seed % 3 == 0:  # ties and pairs exactly at the margin, signed zeros
+        s_pos, s_neg = rng.integers(-4, 5, n_pos) / 2.0, rng.integers(-4, 5, n_neg) / 2.0
+        d_pos, d_neg = rng.choice([-0.0, 0.0, 0.5, -1.0], n_pos), rng.choice([-0.0, 0.0, 0.5, 1.0], n_neg)
+    else:
+        s_pos, s_neg = rng.normal(size=n_pos), rng.normal(size=n_neg)
+        d_pos, d_neg = rng.normal(size=n_pos), rng.normal(size=n_neg)
+    order_pos, order_neg = np.arange(n_pos), rng.permutation(n_neg)  # any order at first; kept from t to t
+    for t in (0.0, 1.0, float(rng.uniform(0, 3)), float(rng.uniform(0, 1e-6)), 0.1, 1e30, 0.1 + 1e-12):
+        expected = _numpy_counts(s_pos + t * d_pos, s_neg + t * d_neg)
+        got = violated_counts_on_line(s_pos, s_neg, d_pos, d_neg, t, order_pos, order_neg)
+        assert all(g.dtype == np.int64 for g in got)
+        u = s_pos + t * d_pos - 1.0
+        assert np.all(np.diff(u[order_pos]) >= 0) and np.all(np.diff((s_neg + t * d_neg)[order_neg]) >= 0)
+        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    loss, c_pos, c_neg = pairwise_hinge(s_pos, s_neg)
+    expected = _numpy_counts(s_pos, s_neg)
+    assert np.array_equal(c_pos, expected[0]) and np.array_equal(c_neg, expected[1])
+    assert loss == max(float(expected[1] @ s_neg - expected[0] @ (s_pos - 1.0)), 0.0)
+
+
 def test_cut_is_the_brute_force_most_violated_constraint():
     """The joint constraint built from the counts is the sum over the violated pairs of their differences, and it is
     tight at w: b − a·w is the mean pair hinge loss."""

@@ -125,11 +125,14 @@ def pairwise_hinge(s_pos: np.ndarray, s_neg: np.ndarray) -> tuple[float, np.ndar
     >>> float(loss), c_pos.tolist(), c_neg.tolist()
     (2.0, [0, 2], [1, 1])
     """
+    from forestlab.learners._ranksvm_kernels import violated_counts
+
     u = s_pos - 1.0
-    c_pos = len(s_neg) - np.searchsorted(np.sort(s_neg), u, side="right")  # #{j : s_j > u_i}
-    c_neg = np.searchsorted(np.sort(u), s_neg, side="left")  # #{i : u_i < s_j}
+    # c_pos[i] = #{j : s_j > u_i}, c_neg[j] = #{i : u_i < s_j}: two sorts and two binary searches, compiled
+    c_pos, c_neg = violated_counts(np.ascontiguousarray(u, dtype=np.float64),
+                                   np.ascontiguousarray(s_neg, dtype=np.float64))
     loss = float(c_neg @ s_neg - c_pos @ u)
-    return max(loss, 0.0), c_pos.astype(np.int64), c_neg.astype(np.int64)
+    return max(loss, 0.0), c_pos, c_neg
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -276,6 +279,8 @@ def _ranksvm_solve(Z: np.ndarray, pos: np.ndarray, C: float, tol: float, max_ite
 
     Returns a dict: ``w``, ``objective`` (at w), ``lower_bound``, ``n_iter`` (cuts added), ``converged``.
     """
+    from forestlab.learners._ranksvm_kernels import violated_counts_on_line
+
     Z_pos = np.ascontiguousarray(Z[pos])
     Z_neg = np.ascontiguousarray(Z[~pos])
     n_pairs = float(len(Z_pos)) * float(len(Z_neg))
@@ -300,8 +305,11 @@ def _ranksvm_solve(Z: np.ndarray, pos: np.ndarray, C: float, tol: float, max_ite
         s_pos, s_neg = Z_pos @ w, Z_neg @ w
         d_pos, d_neg = Z_pos @ delta, Z_neg @ delta
 
-        def slope(t: float) -> float:
-            _, c_pos, c_neg = pairwise_hinge(s_pos + t * d_pos, s_neg + t * d_neg)
+        # the points in score order at the last t evaluated: the bisection's next t re-sorts them by insertion
+        order_pos, order_neg = np.argsort(s_pos), np.argsort(s_neg)
+
+        def slope(t: float) -> float:  # the counts of pairwise_hinge(s_pos + t * d_pos, s_neg + t * d_neg)
+            c_pos, c_neg = violated_counts_on_line(s_pos, s_neg, d_pos, d_neg, t, order_pos, order_neg)
             return wd + t * dd + cp * float(c_neg @ d_neg - c_pos @ d_pos) / n_pairs
 
         if slope(0.0) >= 0.0:
