@@ -90,8 +90,9 @@ def bench_speedup(out: dict, repeats: int = 3) -> None:
     seeds; the number of runs is read from the plan; `repeats` pairs), the longer uci_multiclass (RF, SORF and the
     successors on 5 multiclass datasets, one pair) and depecker2010_table4_2 (720 TreeRank runs, two pairs; issue 24
     names it with uci_binary). Each pair runs n_jobs=1 then n_jobs=2 back to back; both the best-of ratio and the
-    median of the pairs' ratios are reported (the machine's speed drifts by up to 10% between minutes here). About 2 s of each command (imports, composing, planning) is
-    serial whatever n_jobs. Needs the datasets (FORESTLAB_DATA_MIRROR or the cache)."""
+    median of the pairs' ratios are reported (the machine's speed drifts by up to 10% between minutes here). About
+    2 s of each command (imports, composing, planning) is serial whatever n_jobs. Needs the datasets
+    (FORESTLAB_DATA_MIRROR or the cache)."""
     out["speedup_n_jobs_2"] = _speedup("uci_binary", repeats)
     out["speedup_n_jobs_2_uci_multiclass"] = _speedup("uci_multiclass", 1)
     out["speedup_n_jobs_2_table4_2"] = _speedup("depecker2010_table4_2", 2)
