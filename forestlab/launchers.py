@@ -29,6 +29,11 @@ __all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "run
 #: worker started early (:func:`start_workers`) spends that while this process composes and plans.
 WORKER_MODULES = ("forestlab.runner",)
 
+#: The niceness a loky worker adds to its own as it starts (0: none). A measurement knob of the scale-out bench
+#: (tests/benchmarks/bench_scaleout.py): whether this process, which hands out the jobs and stores the records,
+#: waits for a core behind busy workers.
+WORKER_NICE = 0
+
 #: The loky executor that :func:`start_workers` started and its number of workers, until :func:`stop_workers`.
 _started: tuple[Any, int] | None = None
 
@@ -62,16 +67,19 @@ def joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
         # for each of 2 workers on 16 cores), and a thread count can change a floating-point sum's order, so the
         # numbers would depend on n_jobs and the machine (a dask worker's nanny sets the same limit of 1)
         return {"backend": "loky", "n_jobs": n_jobs, "inner_max_num_threads": 1, "initializer": init_worker,
-                "initargs": (os.getpid(), WORKER_MODULES)}
+                "initargs": (os.getpid(), WORKER_MODULES, 1.0, WORKER_NICE)}
     return {"backend": backend, "n_jobs": n_jobs}
 
 
-def init_worker(parent_pid: int, modules: tuple[str, ...] = (), interval: float = 1.0) -> None:
+def init_worker(parent_pid: int, modules: tuple[str, ...] = (), interval: float = 1.0, nice: int = 0) -> None:
     """A loky worker's start: ignore SIGINT (see :func:`joblib_config`), watch the process that started it, and
     import ``modules`` (:data:`WORKER_MODULES`). A forestlab run killed with no chance to clean up (SIGKILL of that
     process alone, the out-of-memory killer) cannot stop its workers, which would idle on; each notices within
-    ``interval`` seconds that its parent is gone (it is then adopted by another process) and exits."""
+    ``interval`` seconds that its parent is gone (it is then adopted by another process) and exits. ``nice``: see
+    :data:`WORKER_NICE`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        os.nice(nice)
 
     def watch() -> None:
         while True:
@@ -197,7 +205,7 @@ def dask_client(scheduler: str | None) -> Any:
     """A dask client on the scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or on a new LocalCluster of
     this machine's cores when None; an unreachable or malformed address is a ConfigError."""
     try:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
     except ImportError:  # pragma: no cover - depends on the installation
         raise ConfigError("launcher=dask needs dask.distributed: pip install 'forestlab[dask]'") from None
     if scheduler:
@@ -209,7 +217,26 @@ def dask_client(scheduler: str | None) -> Any:
             raise ConfigError(f"cannot connect to the dask scheduler at launcher.scheduler={scheduler} "
                               f"({one_line(exc, with_type=True)}); start it (dask scheduler) or fix the "
                               "address") from None
-    return Client(LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True))
+    return Client(local_cluster(os.cpu_count() or 1))
+
+
+def local_cluster(n_workers: int, **kwargs: Any) -> Any:
+    """A dask LocalCluster of ``n_workers`` single-threaded worker processes, as ``launcher=dask`` starts one
+    without ``launcher.scheduler``: its workers' statistical profiler is off (:data:`DASK_WORKER_CONFIG`).
+    ``kwargs`` go to LocalCluster (``host``, ``dashboard_address``)."""
+    import dask
+    from dask.distributed import LocalCluster
+
+    with dask.config.set(DASK_WORKER_CONFIG):  # the nannies pass this process's dask config to their workers
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, **kwargs)
+
+
+#: The dask settings of the workers of a LocalCluster that forestlab starts: no statistical profiler (a thread in
+#: each worker that samples every thread's stack every 10 ms, for the dashboard's profile page, which forestlab
+#: never reads). On 16 cores, 16 workers ran Table A.1's SVM forests 1.44x faster with it off (the runs' own
+#: seconds 1.54x one worker's with it, 1.07x without; bench/scaleout_16cores_run6_diag.md); a cluster of one's
+#: own: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker ...`` (docs/operations.md).
+DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def probe_scheduler(address: str) -> None:

@@ -67,6 +67,21 @@ def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
 
 
 @pytest.mark.slow
+def test_the_local_cluster_forestlab_starts_runs_its_workers_without_the_profiler():
+    """launcher=dask without a scheduler starts a LocalCluster whose workers do not sample their stacks every 10 ms
+    (launchers.DASK_WORKER_CONFIG); the setting does not leak into this process's dask config."""
+    import dask
+
+    from forestlab.launchers import dask_session
+
+    assert dask.config.get("distributed.worker.profile.enabled") is True  # dask's default, here
+    with dask_session("dask", None) as client:
+        enabled = client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled"))
+    assert enabled and set(enabled.values()) == {False}, enabled
+    assert dask.config.get("distributed.worker.profile.enabled") is True
+
+
+@pytest.mark.slow
 def test_unreachable_scheduler_is_one_clear_error(workdir):
     with socket.socket() as sock:  # a port on which nothing listens once this is closed
         sock.bind(("127.0.0.1", 0))

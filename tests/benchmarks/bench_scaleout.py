@@ -13,7 +13,9 @@ job; here each job holds one run). Every count of workers starts from an empty s
 What is timed: ``forestlab.runner.execute`` on the plan, from the first job handed out to the last record stored,
 with the workers' start included for loky (joblib starts its pool inside the call) and a dask LocalCluster of
 ``w`` single-threaded worker processes already running (as a real cluster is), its workers cold (they import
-forestlab with their first job). One worker is the reference of both curves: the runs one after the other in this
+forestlab with their first job). The LocalCluster is the one ``launcher=dask`` starts
+(:func:`forestlab.launchers.local_cluster`: its workers' statistical profiler off, since run 6; runs 1-5 had it
+on). One worker is the reference of both curves: the runs one after the other in this
 process (``n_jobs=1``), no pool. Before any timing, one run compiles numba's functions into the on-disk cache, so
 no count of workers pays the compilation. Every count must store the same metrics, bit for bit (checked).
 
@@ -54,16 +56,42 @@ def _plan(overrides: list[str], datasets: tuple[str, ...] = DATASETS):
     return specs
 
 
-def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[float, dict, float]:
-    """Wall seconds of one fan-out of ``specs`` into an empty store, the metrics stored per run key, and the sum
-    of the runs' own seconds (each run's ``timings.total``, measured inside the worker)."""
-    from forestlab.runner import execute
+def fan_out(spans: list[tuple[float, float]], workers: int, wall: float) -> dict:
+    """Where a fan-out's wall time went, from each run's (end, own seconds) as this process saw it (its start
+    taken as end minus own seconds): ``utilization``, the runs' seconds over ``workers`` times the wall; ``ramp_s``,
+    until ``workers`` runs first ran at once (the pool's start, the first hand-outs); ``drain_s``, from the last
+    moment that many ran at once to the end (the last runs, with workers already idle: the plan's granularity)."""
+    events = sorted([(end - own, 1) for end, own in spans] + [(end, -1) for end, own in spans])
+    busy, full_from, full_until = 0, None, None
+    for t, step in events:
+        busy += step
+        if busy >= workers:
+            full_from = t if full_from is None else full_from
+        elif step < 0 and busy == workers - 1:
+            full_until = t
+    busy_s = sum(own for _, own in spans)
+    return {"utilization": round(busy_s / (workers * wall), 3),
+            "ramp_s": round(full_from, 2) if full_from is not None else None,
+            "drain_s": round(wall - full_until, 2) if full_until is not None else None}
+
+
+def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[float, dict, float, dict]:
+    """Wall seconds of one fan-out of ``specs`` into an empty store, the metrics stored per run key, the sum of
+    the runs' own seconds (each run's ``timings.total``, measured inside the worker), and :func:`fan_out`'s
+    account of the wall time."""
+    from forestlab.runner import RunDone, execute
     from forestlab.store import Store
 
+    spans: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp, Store(tmp) as store:
         n_jobs = -1 if backend == "dask" else workers
         t0 = time.perf_counter()
-        summary = execute(specs, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler)
+
+        def seen(event) -> None:
+            if isinstance(event, RunDone):
+                spans.append((time.perf_counter() - t0, event.seconds))
+
+        summary = execute(specs, store, n_jobs=n_jobs, backend=backend, scheduler=scheduler, on_event=seen)
         wall = time.perf_counter() - t0
         records = store.records()
         metrics = dict(zip(records["key"], records["metrics"], strict=True))
@@ -71,7 +99,7 @@ def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[fl
     if summary.done != len(specs) or summary.failed:
         raise RuntimeError(f"{backend} with {workers} workers: {summary.done} of {len(specs)} runs done, "
                            f"{summary.failed} failed: {summary.errors}")
-    return wall, metrics, busy
+    return wall, metrics, busy, fan_out(spans, workers, wall)
 
 
 def measure(workers: list[int], backends: list[str], log=print, smoke: bool = False) -> dict:
@@ -83,7 +111,7 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
     specs = _plan(["limits.max_estimators=5"] if smoke else [], datasets)
     warmup = _plan(["limits.max_estimators=2"], datasets)  # the same jobs with 2 trees: every worker busy briefly
     _timed(warmup[:1], "loky", 1, None)  # numba's on-disk cache and the data files' parse, once
-    base, reference, base_busy = _timed(specs, "loky", 1, None)
+    base, reference, base_busy, _ = _timed(specs, "loky", 1, None)
     log(f"1 worker (in process): {base:.1f} s for {len(specs)} runs")
     rows = [{"backend": "serial", "workers": 1, "start": "-", "wall_s": round(base, 2), "speedup": 1.0,
              "efficiency": 1.0, "run_seconds_over_serial": 1.0}]
@@ -91,14 +119,15 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
     most = max(workers)
 
     def timed(backend: str, w: int, start: str, scheduler: str | None) -> None:
-        wall, metrics, busy = _timed(specs, backend, w, scheduler)
+        wall, metrics, busy, spent = _timed(specs, backend, w, scheduler)
         if metrics != reference:
             differ.append(f"{backend} {w} {start}")
         rows.append({"backend": backend, "workers": w, "start": start, "wall_s": round(wall, 2),
                      "speedup": round(base / wall, 2), "efficiency": round(base / wall / w, 3),
-                     "run_seconds_over_serial": round(busy / base_busy, 3)})
+                     "run_seconds_over_serial": round(busy / base_busy, 3), **spent})
         log(f"{backend} {w} workers ({start}): {wall:.1f} s, speed-up {base / wall:.2f}, the runs' own seconds "
-            f"{busy / base_busy:.2f}x one worker's"
+            f"{busy / base_busy:.2f}x one worker's, workers busy {spent['utilization']:.0%} of the wall "
+            f"(ramp {spent['ramp_s']} s, drain {spent['drain_s']} s)"
             + ("" if metrics == reference else "; OTHER METRICS than one worker"))
 
     for backend in backends:
@@ -106,10 +135,10 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
             timed("loky", most, "cold", None)  # before any pool exists: the workers' start and imports included
         for w in (w for w in workers if w > 1):
             if backend == "dask":
-                from distributed import LocalCluster
+                from forestlab.launchers import local_cluster
 
-                with LocalCluster(n_workers=w, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                # the cluster launcher=dask starts (its workers' profiler off), on loopback, no dashboard
+                with local_cluster(w, host="127.0.0.1", dashboard_address=None) as cluster:
                     if w == most:
                         timed("dask", w, "cold", cluster.scheduler_address)
                     _timed(warmup, "dask", w, cluster.scheduler_address)
@@ -141,11 +170,16 @@ def write(result: dict, out: Path, stem: str = "scaleout") -> None:
              + ("yes, every count" if result["identical_metrics"] else "NO: " + ", ".join(result["other_metrics"])),
              "", "The runs' own seconds: the sum over the runs of the time each took inside its worker, over the "
              "same sum with one worker (above 1: each run is slower when the cores are shared, a property of the "
-             "machine: clock, caches, memory bandwidth).",
-             "", "| backend | workers | start | wall (s) | speed-up | efficiency | runs' own seconds |",
-             "|---|---|---|---|---|---|---|"]
+             "machine: clock, caches, memory bandwidth). Busy: the runs' seconds over the workers times the wall "
+             "(the fan-out's share of a loss: efficiency = busy / runs' own seconds); ramp: until every worker first "
+             "ran a run; drain: from the last moment every worker ran one to the end.",
+             "", "| backend | workers | start | wall (s) | speed-up | efficiency | runs' own seconds | busy | ramp (s) "
+             "| drain (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['backend']} | {r['workers']} | {r['start']} | {r['wall_s']} | {r['speedup']} | "
-              f"{r['efficiency']} | {r.get('run_seconds_over_serial', 'not measured')} |" for r in result["rows"]]
+              f"{r['efficiency']} | {r.get('run_seconds_over_serial', 'not measured')} | "
+              f"{r.get('utilization', '-')} | {r.get('ramp_s', '-')} | {r.get('drain_s', '-')} |"
+              for r in result["rows"]]
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     fig, ax = plt.subplots(figsize=(5.5, 4.0))
     most = max(r["workers"] for r in result["rows"])
