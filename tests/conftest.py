@@ -4,14 +4,63 @@ problems several learners' tests share."""
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+#: The OpenBLAS kernels under which the suite's bit-pinned numbers were computed. OpenBLAS picks its kernels by CPU
+#: (Haswell's on an AVX2 machine, SkylakeX's on an AVX-512 one, ...), and kernels sum in other orders: the same code
+#: gives other last bits (MinCq's test AUC on quickstart's first split: 0.965338 under Haswell's, 0.965606 under the
+#: kernels of the machines before 2026-11-27, 0.959874 under Sandybridge's). Tests, and the forestlab commands they
+#: start, use Haswell's on every x86-64 machine that can run them (AVX2 and FMA), so a pinned number checks the code,
+#: not the CPU.
+REFERENCE_BLAS = "Haswell"
 
-import forestlab.studies  # noqa: F401 - the studies' plug-ins (their figure kinds), loaded as the CLI loads them
+
+def _can_run_reference_blas() -> bool:
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return False
+    return {"avx2", "fma"} <= flags
+
+
+CAN_RUN_REFERENCE_BLAS = _can_run_reference_blas()
+if CAN_RUN_REFERENCE_BLAS:  # before numpy and scipy load their OpenBLAS (read at load time, inherited by children)
+    os.environ.setdefault("OPENBLAS_CORETYPE", REFERENCE_BLAS)
+
+import pytest  # noqa: E402
+
+import forestlab.studies  # noqa: E402, F401 - the studies' plug-ins (their figure kinds), loaded as the CLI loads them
+
+
+def blas_kernels() -> set[str]:
+    """The kernels of the BLAS libraries numpy and scipy loaded (threadpoolctl's ``architecture``)."""
+    import scipy.linalg  # noqa: F401 - loads scipy's own OpenBLAS
+    from threadpoolctl import threadpool_info
+
+    return {str(i.get("architecture")) for i in threadpool_info() if i.get("user_api") == "blas"}
+
+
+def pinned_blas(test):
+    """Mark a test whose expected numbers are pinned bit for bit under :data:`REFERENCE_BLAS`: skipped on a machine
+    that cannot run those kernels (not x86-64 with AVX2); where it can, they must be the ones loaded."""
+    if not CAN_RUN_REFERENCE_BLAS:
+        return pytest.mark.skip(reason=f"numbers pinned under OpenBLAS's {REFERENCE_BLAS} kernels, which this "
+                                       "machine cannot run (x86-64 with AVX2 and FMA)")(test)
+    return pytest.mark.usefixtures("reference_blas")(test)
+
+
+@pytest.fixture(scope="session")
+def reference_blas() -> None:
+    kernels = blas_kernels()
+    assert kernels == {REFERENCE_BLAS}, (
+        f"BLAS kernels {sorted(kernels)}, not {REFERENCE_BLAS}: numpy was loaded before tests/conftest.py set "
+        f"OPENBLAS_CORETYPE={REFERENCE_BLAS} (set it in the environment), or OPENBLAS_CORETYPE names another")
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_MIRROR = REPO.parent / "shared" / "datasets"
