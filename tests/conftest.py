@@ -12,8 +12,9 @@ from pathlib import Path
 
 #: The OpenBLAS kernels under which the suite's bit-pinned numbers were computed. OpenBLAS picks its kernels by CPU
 #: (Haswell's on an AVX2 machine, SkylakeX's on an AVX-512 one, ...), and kernels sum in other orders: the same code
-#: gives other last bits (MinCq's test AUC on quickstart's first split: 0.965338 under Haswell's, 0.965606 under the
-#: kernels of the machines before 2026-11-27, 0.959874 under Sandybridge's). Tests, and the forestlab commands they
+#: gives other last bits (MinCq's test AUC on quickstart's first split: 0.965338 under Haswell's, 0.959874 under
+#: Sandybridge's, on one machine; 0.965606 on the machines it was first pinned on, before 2026-11-27, whose kernels
+#: or packages differed from this one's). Tests, and the forestlab commands they
 #: start, use Haswell's on every x86-64 machine that can run them (AVX2 and FMA), so a pinned number checks the code,
 #: not the CPU.
 REFERENCE_BLAS = "Haswell"

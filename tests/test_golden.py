@@ -8,8 +8,8 @@ must be rerun and say so. One change was meant: MinCq's degenerate programs now 
 
 The values are those of OpenBLAS's Haswell kernels, which tests/conftest.py selects (REFERENCE_BLAS): MinCq's
 weights solve a quadratic program whose last bits follow the BLAS kernels, and its test AUC on this split is
-0.9653380477874209 under Haswell's, 0.9656059144969463 under the kernels of the machines the value was first pinned
-on (before 2026-11-27), 0.9598735669... under Sandybridge's; every other value below is the same under all three.
+0.9653380477874209 under Haswell's and 0.9598735669... under Sandybridge's on one machine, 0.9656059144969463 on
+the machines the value was first pinned on (before 2026-11-27); every other value below is the same in all three.
 """
 
 from __future__ import annotations
