@@ -55,7 +55,7 @@ def test_auc_of_one_class_or_constant_scores():
 # (learner, seed, n, q), chosen point, digest of selection_cv_score, digest of the test scores, test AUC and train
 # AUC (float.hex): computed with main's code (f0c8f7a) before the change. The test scores' digests under OpenBLAS's
 # Haswell kernels (tests/conftest.py REFERENCE_BLAS; the scores are a kernel matrix times the dual coefficients, whose
-# last bits depend on the kernels): the digests pinned at f0c8f7a, on machines with other kernels, were
+# last bits depend on the kernels): the digests pinned at f0c8f7a, on the machines of that day, were
 # 3976417cb6561879, fe859c9bc5a9a8ca, 4b530917e88189ff, 33423c25d3df5b8e and 1cfaaadc24579e3b; every other value is
 # the same under both
 CV = [
