@@ -59,10 +59,15 @@ reproduce: install ## The four studies' tables, figures and report (`make tables
 study-experiments: ## List the studies' experiments (what `make reproduce` runs; after `make install`)
 	@$(BIN)/forestlab list experiments | cut -d' ' -f1 | grep -Ev '$(BEYOND_STUDIES)' | tr '\n' ' '; echo
 
+# forestlab's modules compiled once (compileall writes them even under PYTHONDONTWRITEBYTECODE=1, which would
+# otherwise make each of the tests' hundreds of forestlab processes compile every module again: 0.8 -> 0.6 s a
+# command); Python recompiles in memory any module edited since
 test: install ## Run the test suite (set FORESTLAB_DATA_MIRROR for the dataset tests)
+	@$(BIN)/python -m compileall -q forestlab
 	$(BIN)/python -m pytest -m "not slow and not network" -q -n $(TEST_WORKERS)
 
 test-full: install ## Run every test, slow ones included (never the network ones)
+	@$(BIN)/python -m compileall -q forestlab
 	$(BIN)/python -m pytest -m "not network" -q -n $(TEST_WORKERS)
 
 bench: install ## Run the benchmarks and write bench/results.json and bench/results.md
