@@ -233,7 +233,7 @@ def local_cluster(n_workers: int, **kwargs: Any) -> Any:
 
 #: The dask settings of the workers of a LocalCluster that forestlab starts: no statistical profiler (a thread in
 #: each worker that samples every thread's stack every 10 ms, for the dashboard's profile page, which forestlab
-#: never reads). On 16 cores, 16 workers ran Table A.1's SVM forests 1.44x faster with it off (the runs' own
+#: never reads). On 16 cores, 16 workers ran Table A.1's SVM forests 1.40x faster with it off (the runs' own
 #: seconds 1.54x one worker's with it, 1.07x without; bench/scaleout_16cores_run6_diag.md); a cluster of one's
 #: own: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker ...`` (docs/operations.md).
 DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
