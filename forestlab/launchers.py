@@ -4,8 +4,8 @@
 to a sink, as they arrive. The runner (:mod:`forestlab.runner`) decides what a job is and where its records go;
 this module decides how many workers start (:func:`worker_count`), with what joblib settings
 (:func:`joblib_config`), how a loky worker starts (:func:`init_worker`; :func:`start_workers` starts them early, while
-this process still plans), how a dask cluster is reached
-(:func:`dask_client`), and which exceptions mean that a worker process died (:func:`worker_death_errors`).
+this process still plans), how a dask cluster is reached or started (:func:`dask_client`, :func:`local_cluster`),
+and which exceptions mean that a worker process died (:func:`worker_death_errors`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 from forestlab.errors import ConfigError, one_line
 
-__all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "run_jobs", "start_workers",
-           "stop_workers", "worker_count", "worker_death_errors"]
+__all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "local_cluster", "run_jobs",
+           "start_workers", "stop_workers", "worker_count", "worker_death_errors"]
 
 #: What a loky worker imports as it starts, before its first job (scikit-learn and the learners: about 1.5 s): a
 #: worker started early (:func:`start_workers`) spends that while this process composes and plans.
