@@ -222,13 +222,24 @@ def dask_client(scheduler: str | None) -> Any:
 
 def local_cluster(n_workers: int, **kwargs: Any) -> Any:
     """A dask LocalCluster of ``n_workers`` single-threaded worker processes, as ``launcher=dask`` starts one
-    without ``launcher.scheduler``: its workers' statistical profiler is off (:data:`DASK_WORKER_CONFIG`).
-    ``kwargs`` go to LocalCluster (``host``, ``dashboard_address``)."""
+    without ``launcher.scheduler``: its workers' statistical profiler is off (:data:`DASK_WORKER_CONFIG`), unless
+    the user's own dask configuration says otherwise (:func:`dask_worker_settings`). ``kwargs`` go to
+    LocalCluster (``host``, ``dashboard_address``)."""
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set(DASK_WORKER_CONFIG):  # the nannies pass this process's dask config to their workers
+    with dask.config.set(dask_worker_settings()):  # the nannies pass this process's dask config to their workers
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, **kwargs)
+
+
+def dask_worker_settings() -> dict[str, Any]:
+    """:data:`DASK_WORKER_CONFIG`, less what the user's own dask configuration sets (its YAML files and
+    ``DASK_*`` environment variables, dask's defaults aside): ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=True``
+    keeps the profiler of the cluster forestlab starts."""
+    import dask
+
+    user = dask.config.collect()
+    return {k: v for k, v in DASK_WORKER_CONFIG.items() if dask.config.get(k, default=None, config=user) is None}
 
 
 #: The dask settings of the workers of a LocalCluster that forestlab starts: no statistical profiler (a thread in

@@ -85,3 +85,15 @@ def test_a_run_starts_its_workers_early_only_when_runs_are_left(workdir):
     stop_workers()
     _start_workers_early([load_experiment([*small, "launcher.n_jobs=1"])], force=True)
     assert launchers._started is None
+
+
+def test_the_dask_workers_settings_yield_to_the_users_own(monkeypatch):
+    """The LocalCluster forestlab starts turns its workers' profiler off, unless the user's dask configuration
+    (here its environment variable) sets it."""
+    pytest.importorskip("distributed")
+    from forestlab.launchers import DASK_WORKER_CONFIG, dask_worker_settings
+
+    monkeypatch.delenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", raising=False)
+    assert dask_worker_settings() == DASK_WORKER_CONFIG == {"distributed.worker.profile.enabled": False}
+    monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "True")
+    assert dask_worker_settings() == {}
