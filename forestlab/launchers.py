@@ -29,11 +29,6 @@ __all__ = ["BackendError", "dask_session", "death_detail", "joblib_config", "loc
 #: worker started early (:func:`start_workers`) spends that while this process composes and plans.
 WORKER_MODULES = ("forestlab.runner",)
 
-#: The niceness a loky worker adds to its own as it starts (0: none). A measurement knob of the scale-out bench
-#: (tests/benchmarks/bench_scaleout.py): whether this process, which hands out the jobs and stores the records,
-#: waits for a core behind busy workers.
-WORKER_NICE = 0
-
 #: The loky executor that :func:`start_workers` started and its number of workers, until :func:`stop_workers`.
 _started: tuple[Any, int] | None = None
 
@@ -67,19 +62,16 @@ def joblib_config(backend: str, n_jobs: int) -> dict[str, Any]:
         # for each of 2 workers on 16 cores), and a thread count can change a floating-point sum's order, so the
         # numbers would depend on n_jobs and the machine (a dask worker's nanny sets the same limit of 1)
         return {"backend": "loky", "n_jobs": n_jobs, "inner_max_num_threads": 1, "initializer": init_worker,
-                "initargs": (os.getpid(), WORKER_MODULES, 1.0, WORKER_NICE)}
+                "initargs": (os.getpid(), WORKER_MODULES)}
     return {"backend": backend, "n_jobs": n_jobs}
 
 
-def init_worker(parent_pid: int, modules: tuple[str, ...] = (), interval: float = 1.0, nice: int = 0) -> None:
+def init_worker(parent_pid: int, modules: tuple[str, ...] = (), interval: float = 1.0) -> None:
     """A loky worker's start: ignore SIGINT (see :func:`joblib_config`), watch the process that started it, and
     import ``modules`` (:data:`WORKER_MODULES`). A forestlab run killed with no chance to clean up (SIGKILL of that
     process alone, the out-of-memory killer) cannot stop its workers, which would idle on; each notices within
-    ``interval`` seconds that its parent is gone (it is then adopted by another process) and exits. ``nice``: see
-    :data:`WORKER_NICE`."""
+    ``interval`` seconds that its parent is gone (it is then adopted by another process) and exits."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if nice:
-        os.nice(nice)
 
     def watch() -> None:
         while True:

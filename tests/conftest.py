@@ -14,9 +14,8 @@ from pathlib import Path
 #: (Haswell's on an AVX2 machine, SkylakeX's on an AVX-512 one, ...), and kernels sum in other orders: the same code
 #: gives other last bits (MinCq's test AUC on quickstart's first split: 0.965338 under Haswell's, 0.959874 under
 #: Sandybridge's, on one machine; 0.965606 on the machines it was first pinned on, before 2026-11-27, whose kernels
-#: or packages differed from this one's). Tests, and the forestlab commands they
-#: start, use Haswell's on every x86-64 machine that can run them (AVX2 and FMA), so a pinned number checks the code,
-#: not the CPU.
+#: or packages differed from this one's). Tests, and the forestlab commands they start, use Haswell's on every x86-64
+#: machine that can run them (AVX2 and FMA), so a pinned number checks the code, not the CPU.
 REFERENCE_BLAS = "Haswell"
 
 
@@ -62,6 +61,7 @@ def reference_blas() -> None:
     assert kernels == {REFERENCE_BLAS}, (
         f"BLAS kernels {sorted(kernels)}, not {REFERENCE_BLAS}: numpy was loaded before tests/conftest.py set "
         f"OPENBLAS_CORETYPE={REFERENCE_BLAS} (set it in the environment), or OPENBLAS_CORETYPE names another")
+
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_MIRROR = REPO.parent / "shared" / "datasets"
