@@ -212,6 +212,14 @@ def dask_client(scheduler: str | None) -> Any:
     return Client(local_cluster(os.cpu_count() or 1))
 
 
+#: The dask settings of the workers of a LocalCluster that forestlab starts: no statistical profiler (a thread in
+#: each worker that samples every thread's stack every 10 ms, for the dashboard's profile page, which forestlab
+#: never reads). On 16 cores, 16 workers ran Table A.1's SVM forests 1.40x faster with it off (the runs' own
+#: seconds 1.54x one worker's with it, 1.07x without; bench/scaleout_16cores_run6_diag.md); a cluster of one's
+#: own: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker ...`` (docs/operations.md).
+DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+
+
 def local_cluster(n_workers: int, **kwargs: Any) -> Any:
     """A dask LocalCluster of ``n_workers`` single-threaded worker processes, as ``launcher=dask`` starts one
     without ``launcher.scheduler``: its workers' statistical profiler is off (:data:`DASK_WORKER_CONFIG`), unless
@@ -233,13 +241,6 @@ def dask_worker_settings() -> dict[str, Any]:
     user = dask.config.collect()
     return {k: v for k, v in DASK_WORKER_CONFIG.items() if dask.config.get(k, default=None, config=user) is None}
 
-
-#: The dask settings of the workers of a LocalCluster that forestlab starts: no statistical profiler (a thread in
-#: each worker that samples every thread's stack every 10 ms, for the dashboard's profile page, which forestlab
-#: never reads). On 16 cores, 16 workers ran Table A.1's SVM forests 1.40x faster with it off (the runs' own
-#: seconds 1.54x one worker's with it, 1.07x without; bench/scaleout_16cores_run6_diag.md); a cluster of one's
-#: own: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker ...`` (docs/operations.md).
-DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def probe_scheduler(address: str) -> None:

@@ -67,12 +67,14 @@ def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
 
 
 @pytest.mark.slow
-def test_the_local_cluster_forestlab_starts_runs_its_workers_without_the_profiler():
+def test_the_local_cluster_forestlab_starts_runs_its_workers_without_the_profiler(monkeypatch):
     """launcher=dask without a scheduler starts a LocalCluster whose workers do not sample their stacks every 10 ms
     (launchers.DASK_WORKER_CONFIG); the setting does not leak into this process's dask config."""
     import dask
 
     from forestlab.launchers import dask_session
+
+    monkeypatch.delenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", raising=False)  # a user's own setting wins
 
     assert dask.config.get("distributed.worker.profile.enabled") is True  # dask's default, here
     with dask_session("dask", None) as client:
