@@ -342,3 +342,55 @@ def test_scale_fits_on_the_standardised_variables():
         np.testing.assert_allclose(scaled.decision_function(X), by_hand.decision_function((X - mean) / std),
                                    rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(scaled.mean_, mean) and np.testing.assert_allclose(scaled.scale_, std)
+
+
+def _numpy_line_minimum(s_pos, s_neg, d_pos, d_neg, order_pos, order_neg, wd, dd, cp, n_pairs):
+    """The line search's bisection as it was written in Python and numpy before it was compiled (6c3011a)."""
+    from forestlab.learners._ranksvm_kernels import violated_counts_on_line
+
+    def slope(t):
+        c_pos, c_neg = violated_counts_on_line(s_pos, s_neg, d_pos, d_neg, t, order_pos, order_neg)
+        return wd + t * dd + cp * float(c_neg @ d_neg - c_pos @ d_pos) / n_pairs
+
+    if slope(0.0) >= 0.0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while slope(hi) < 0.0 and hi < 1e30:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if slope(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_compiled_line_search_is_the_numpy_one_bit_for_bit(seed):
+    """The compiled bisection (learners/_ranksvm_kernels.line_minimum) returns the step the Python and numpy loop
+    returned, bit for bit, on lines like the solver's (scores of a linear model, a direction between two models,
+    the weight cp of the mean pair loss from C = 1e-3 to 1e3), ties and exact margins included."""
+    from forestlab.learners._ranksvm_kernels import line_minimum
+
+    rng = np.random.default_rng(seed)
+    n_pos, n_neg = rng.integers(2, 400, size=2)
+    q = int(rng.integers(1, 30))
+    Z_pos, Z_neg = rng.normal(size=(n_pos, q)) + 0.3, rng.normal(size=(n_neg, q))
+    if seed % 4 == 0:  # ties and pairs exactly at the margin
+        Z_pos, Z_neg = np.round(Z_pos), np.round(Z_neg)
+    w = rng.normal(size=q) * (0.0 if seed % 5 == 0 else 10 ** rng.uniform(-3, 1))
+    delta = rng.normal(size=q) * 10 ** rng.uniform(-3, 1) - (w if seed % 3 == 0 else 0.0)
+    n_pairs = float(n_pos) * float(n_neg)
+    cp = 10 ** rng.uniform(-3, 3) * n_pairs
+    s_pos, s_neg, d_pos, d_neg = Z_pos @ w, Z_neg @ w, Z_pos @ delta, Z_neg @ delta
+    wd, dd = float(w @ delta), float(delta @ delta)
+    orders = [(np.argsort(s_pos), np.argsort(s_neg)) for _ in range(2)]
+    expected = _numpy_line_minimum(s_pos, s_neg, d_pos, d_neg, *orders[0], wd, dd, cp, n_pairs)
+    got = line_minimum(s_pos, s_neg, d_pos, d_neg, *orders[1], wd, dd, cp, n_pairs)
+    assert got.hex() == expected.hex()
+    assert np.array_equal(orders[0][0], orders[1][0]) and np.array_equal(orders[0][1], orders[1][1])

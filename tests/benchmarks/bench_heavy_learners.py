@@ -21,8 +21,14 @@ tests/test_inner_cv_numbers.py). ranksvm_cv's line search (about 17,600 evaluati
 each two sorts and two binary searches in a dozen numpy calls) now counts the violated pairs in compiled code that
 keeps the points in score order from one bisection step to the next (learners/_ranksvm_kernels): the same counts,
 the same numbers (pinned digests of test_inner_cv_numbers), 0.77 -> 0.52 s here (0.80 s at ca435bd^, before
-issue 24's work, run alternately with this code: 1.56x); what is left is the 117
-eigendecompositions (~0.11 s), the cut QP (~0.2 s) and the slope's own numpy products.
+issue 24's work, run alternately with this code: 1.56x). Then the whole bisection was compiled
+(``line_minimum``: the slope's products are BLAS's ddot through numba's np.dot, the routine numpy's @ calls, so the
+same steps bit for bit; tests/test_ranksvm.py compares it with the Python loop) and the cut QP calls LAPACK's
+dpotrf / dpotrs directly instead of through cho_factor / cho_solve's checks (the same calls): on 2026-11-27's
+slower machine, five rounds alternating ca435bd^ / this code / 40fb45b (median of 7 each): 1.46 / 0.67 / 0.83 s,
+1.34 / 0.64 / 0.87, 1.37 / 0.93 / 1.13, 1.88 / 0.85 / 0.91, 2.02 / 0.67 / 0.84; the median of the pairs' ratios
+2.20x against ca435bd^ (40fb45b: 1.76x); the same pinned digests. What is left is the eigendecompositions of the
+kernels, the oracle's sorts and the cut QP's Python steps.
 
 Median of ``--repeats`` runs with BLAS limited to one thread, as in a worker process. ``--case NAME`` runs one case
 alone and prints its median (to time a whole process, e.g. this code against another checkout's on PYTHONPATH).
