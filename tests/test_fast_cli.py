@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -133,15 +134,32 @@ def test_memoised_p_values_are_scipys(tmp_path: Path, monkeypatch: pytest.Monkey
     assert list((tmp_path / "cache").rglob("*.json"))
 
 
-def _every_experiment() -> list[list[str]]:
+#: Experiments of every shape the kept JSON must carry (published tables and pairs, claims, figures of the studies'
+#: own kinds, inner-CV grids, k-fold and repeated protocols, two-sample tests, curves): `make test` keeps these;
+#: the slow test keeps every registered one
+SHAPES = ("quickstart", "uci_binary", "depecker2010_table_a1", "depecker2010_table6_1", "pisetta2010_table1",
+          "courses_spambase", "zirakiza2013_fig4_1")
+
+
+def _experiments(names: Sequence[str]) -> list[list[str]]:
     runs = [["dataset=sonar", "algorithm=rf"]]  # the single run
-    for name in config.list_options("experiments"):
+    for name in names:
         runs += [[f"experiment={name}"], [f"experiment={name}", "debug=smoke"]]
     return runs
 
 
-def test_kept_experiment_decodes_to_the_composed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every experiment (full and shrunk) and a single run, kept as JSON and read back: the same objects, field for
+def test_kept_experiments_of_every_shape_decode_to_the_composed_ones(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _check_kept_experiments(_experiments(SHAPES), tmp_path, monkeypatch)
+
+
+@pytest.mark.slow
+def test_every_kept_experiment_decodes_to_the_composed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _check_kept_experiments(_experiments(config.list_options("experiments")), tmp_path, monkeypatch)
+
+
+def _check_kept_experiments(every: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each experiment (full and shrunk) and a single run, kept as JSON and read back: the same objects, field for
     field and type for type (tuples, dicts' key order, the fields left out of ==), the same plan id and the same
     composed config."""
     from forestlab._jsonable import encode
@@ -149,7 +167,7 @@ def test_kept_experiment_decodes_to_the_composed_one(tmp_path: Path, monkeypatch
 
     monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path / "cache"))
     classes = config._experiment_classes()
-    for overrides in _every_experiment():
+    for overrides in every:
         composed = config.load_experiment(overrides)
         assert config.cached_experiment(overrides) == composed  # composed, and kept
         if config._reads_data_file(composed):

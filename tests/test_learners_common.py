@@ -23,7 +23,7 @@ from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from forestlab.config import compose, group_options, to_container
+from forestlab.config import compose, group_options, load_group_option, to_container
 from forestlab.errors import ConfigError
 from forestlab.learners import (
     REGISTRY,
@@ -148,9 +148,10 @@ def _expected_failed_checks(estimator: Any) -> dict[str, str]:
 
 
 def configured_algorithm(name: str) -> tuple[str, dict[str, Any]]:
-    """The registry name and the parameters of ``conf/algorithm/<name>.yaml`` as the runner sees them (composed
-    by Hydra, so the file's ``defaults:`` apply)."""
-    alg = to_container(compose(["experiment=single", f"algorithm={name}"]).algorithm)
+    """The registry name and the parameters of ``conf/algorithm/<name>.yaml`` as the runner sees them: the file's
+    ``defaults:`` merged as Hydra merges them (``load_group_option``; 60 Hydra compositions took 12 s of each test
+    worker's collection; test_configured_algorithms_are_what_an_experiment_composes checks that both agree)."""
+    alg = to_container(load_group_option("algorithm", name))
     return alg["estimator"], dict(alg.get("params") or {})
 
 
@@ -188,6 +189,24 @@ _CONFIG_OF_INSTANCE = {id(est): name for name, est in _CONFIGURED_INSTANCES.item
 
 def _configured_expected_failed_checks(estimator: Any) -> dict[str, str]:
     return CONFIGURED_EXPECTED_FAILED_CHECKS.get(_CONFIG_OF_INSTANCE[id(estimator)], {})
+
+
+def _composed_algorithm(name: str) -> tuple[str, dict[str, Any]]:
+    alg = to_container(compose(["experiment=single", f"algorithm={name}"]).algorithm)
+    return alg["estimator"], dict(alg.get("params") or {})
+
+
+@pytest.mark.parametrize("name", ["rf", "bagg_svm_linear", "ranksvm_cv"])
+def test_configured_algorithms_are_what_an_experiment_composes(name: str) -> None:
+    """The parameters the checks below use (merged without Hydra) are those of an experiment composed by Hydra
+    with the option selected: a few here, every option in the slow test."""
+    assert configured_algorithm(name) == _composed_algorithm(name) == CONFIGURED[name]
+
+
+@pytest.mark.slow
+def test_every_configured_algorithm_is_what_an_experiment_composes() -> None:
+    for name, configured in CONFIGURED.items():
+        assert configured == _composed_algorithm(name), name
 
 
 def test_every_registered_learner_has_test_params():

@@ -14,8 +14,9 @@ import pytest
 
 from tests.conftest import run_cli
 
-#: Small experiments whose smoke plans take seconds (one of them with tables of datasets the smoke plan leaves out)
-FAST = ("depecker2010_table6_1", "quickstart")
+#: A small experiment whose smoke plan takes seconds, with tables of datasets the smoke plan leaves out (quickstart's
+#: smoke runs are run by tests/test_ops.py; every experiment's by the slow test)
+FAST = ("depecker2010_table6_1",)
 
 
 def _experiments() -> list[str]:
