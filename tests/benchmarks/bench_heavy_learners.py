@@ -20,28 +20,40 @@ between the λ of a decomposition: the numbers are identical (tests/test_pruning
 tests/test_inner_cv_numbers.py). ranksvm_cv's line search (about 17,600 evaluations of the slope per selection,
 each two sorts and two binary searches in a dozen numpy calls) now counts the violated pairs in compiled code that
 keeps the points in score order from one bisection step to the next (learners/_ranksvm_kernels): the same counts,
-the same numbers (pinned digests of test_inner_cv_numbers), 0.77 -> 0.52 s here (0.80 s at ca435bd^, before
-issue 24's work, run alternately with this code: 1.56x). Then the whole bisection was compiled
+the same numbers (pinned digests of test_inner_cv_numbers), 0.77 -> 0.52 s here (0.80 s at ca435bd^, whose RankSVM is
+that of 21730db^, before issue 24's work, run alternately with this code: 1.56x). Then the whole bisection was compiled
 (``line_minimum``: the slope's products are BLAS's ddot through numba's np.dot, the routine numpy's @ calls, so the
 same steps bit for bit; tests/test_ranksvm.py compares it with the Python loop) and the cut QP calls LAPACK's
 dpotrf / dpotrs directly instead of through cho_factor / cho_solve's checks (the same calls): on 2026-11-27's
 slower machine, five rounds alternating ca435bd^ / this code / 40fb45b (median of 7 each): 1.46 / 0.67 / 0.83 s,
 1.34 / 0.64 / 0.87, 1.37 / 0.93 / 1.13, 1.88 / 0.85 / 0.91, 2.02 / 0.67 / 0.84; the median of the pairs' ratios
 2.20x against ca435bd^ (40fb45b: 1.76x); the same pinned digests. What is left is the eigendecompositions of the
-kernels, the oracle's sorts and the cut QP's Python steps.
+kernels, the oracle's sorts and the cut QP's Python steps. `make bench`'s own pairs against 21730db^ (3
+rounds, the same machine an hour later): 2.9x; its noise is that wide.
 
 Median of ``--repeats`` runs with BLAS limited to one thread, as in a worker process. ``--case NAME`` runs one case
 alone and prints its median (to time a whole process, e.g. this code against another checkout's on PYTHONPATH).
+``make bench`` also times each case against the code before issue 24 (:data:`REFERENCE`, forestlab's package as
+``git archive`` gives it, in a temporary folder) in alternating processes, ``--rounds`` pairs, and reports the
+median of the pairs' ratios (a machine whose speed drifts between minutes moves each pair's two runs alike); without
+git or that commit, the section says so and gives this code's times alone.
 
-    python tests/benchmarks/bench_heavy_learners.py [--repeats 3] [--case pruned_test_q10]
+    python tests/benchmarks/bench_heavy_learners.py [--repeats 3] [--case pruned_test_q10] [--paired] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -95,19 +107,71 @@ def _seconds(case: str, repeats: int) -> float:
     return float(np.median(times))
 
 
-def run(out: dict, repeats: int = 3) -> None:
-    """Fill ``out["heavy_learners"]`` with the median seconds of each case."""
-    out["heavy_learners"] = {f"{case}_s": round(_seconds(case, repeats), 3) for case in CASES}
+#: The code before issue 24's work on these learners (its first commit, 21730db, sped up the pruned test).
+REFERENCE = "21730db^"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _reference_checkout(into: Path) -> bool:
+    """forestlab's package at :data:`REFERENCE` under ``into`` (``git archive``); False where git or the commit is
+    not at hand (a copy without history)."""
+    try:
+        blob = subprocess.run(["git", "archive", "--format=tar", REFERENCE, "forestlab"], cwd=REPO,
+                              capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    archive = into / "reference.tar"
+    archive.write_bytes(blob)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    return True
+
+
+def _process_seconds(case: str, repeats: int, python_path: Path) -> float:
+    """This file's ``--case`` in a fresh process with ``python_path``'s forestlab first on the path."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(python_path), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, __file__, "--case", case, "--repeats", str(repeats)], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split(":")[1].split()[0])
+
+
+def paired(case: str, reference: Path, rounds: int, repeats: int) -> dict[str, object]:
+    """``rounds`` pairs of processes, the reference's then this code's, and the median of the pairs' ratios."""
+    before, after = [], []
+    for _ in range(rounds):
+        before.append(_process_seconds(case, repeats, reference))
+        after.append(_process_seconds(case, repeats, REPO))
+    ratios = [b / a for b, a in zip(before, after, strict=True)]
+    return {"before_s": before, "after_s": after, "speedup_median_of_pairs": round(statistics.median(ratios), 2)}
+
+
+def run(out: dict, repeats: int = 3, rounds: int = 3) -> None:
+    """Fill ``out["heavy_learners"]`` with the median seconds of each case and, where the reference code can be
+    had, each case paired against it."""
+    section: dict[str, object] = {f"{case}_s": round(_seconds(case, repeats), 3) for case in CASES}
+    with tempfile.TemporaryDirectory(prefix="forestlab-reference-") as tmp:
+        if not _reference_checkout(Path(tmp)):
+            section["paired"] = f"not measured: {REFERENCE} is not in this checkout's history"
+        else:
+            for case in CASES:
+                section[f"{case}_vs_{REFERENCE}"] = paired(case, Path(tmp), rounds, repeats)
+    section["target"] = "speedup >= 2 with the same numbers (issue 24, target 2)"
+    out["heavy_learners"] = section
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--case", choices=sorted(CASES))
+    parser.add_argument("--rounds", type=int, default=3, help="pairs against the reference (with --paired)")
+    parser.add_argument("--paired", action="store_true", help="also time each case against " + REFERENCE)
     args = parser.parse_args()
     if args.case:
         print(f"{args.case}: {_seconds(args.case, args.repeats):.3f} s (median of {args.repeats}, after a warm-up)")
     else:
         results: dict = {}
-        run(results, args.repeats)
+        if args.paired:
+            run(results, args.repeats, args.rounds)
+        else:
+            results["heavy_learners"] = {f"{case}_s": round(_seconds(case, args.repeats), 3) for case in CASES}
         print(json.dumps(results, indent=2))

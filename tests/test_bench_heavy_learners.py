@@ -1,0 +1,34 @@
+"""The heavy learners' bench times the code before issue 24 from git (tests/benchmarks/bench_heavy_learners.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+import bench_heavy_learners as bench  # noqa: E402
+
+
+def _has_reference() -> bool:
+    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", bench.REFERENCE + "^{commit}"],
+                          cwd=bench.REPO, capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _has_reference(), reason=f"{bench.REFERENCE} is not in this clone's history (shallow?)")
+def test_the_reference_is_the_package_before_issue_24(tmp_path: Path) -> None:
+    assert bench._reference_checkout(tmp_path)
+    ranksvm = (tmp_path / "forestlab" / "learners" / "_ranksvm.py").read_text(encoding="utf-8")
+    assert "def _ranksvm_solve" in ranksvm and "line_minimum" not in ranksvm  # the Python line search
+    assert not (tmp_path / "forestlab" / "learners" / "_ranksvm_kernels.py").exists()
+
+
+def test_a_commit_that_cannot_be_had_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "REFERENCE", "0" * 40)
+    assert not bench._reference_checkout(tmp_path)
+    out: dict = {}
+    monkeypatch.setattr(bench, "CASES", {})
+    bench.run(out)
+    assert out["heavy_learners"]["paired"] == f"not measured: {'0' * 40} is not in this checkout's history"
