@@ -242,7 +242,6 @@ def dask_worker_settings() -> dict[str, Any]:
     return {k: v for k, v in DASK_WORKER_CONFIG.items() if dask.config.get(k, default=None, config=user) is None}
 
 
-
 def probe_scheduler(address: str) -> None:
     """Open and close a TCP connection to a ``tcp://`` or ``tls://`` scheduler address (ValueError if malformed,
     OSError if nothing listens), within dask's connect timeout."""

@@ -128,19 +128,21 @@ def line_minimum(s_pos: np.ndarray, s_neg: np.ndarray, d_pos: np.ndarray, d_neg:
     u, v = np.empty(n_p), np.empty(n_n)
     c_pos, c_neg = np.empty(n_p, dtype=np.int64), np.empty(n_n, dtype=np.int64)
     f_pos, f_neg = np.empty(n_p), np.empty(n_n)
-    if _slope_on_line(0.0, s_pos, s_neg, d_pos, d_neg, order_pos, order_neg, u, v, c_pos, c_neg, f_pos, f_neg,
-                      wd, dd, cp, n_pairs) >= 0.0:
+
+    def slope(t: float) -> float:  # compiled inline: the work arrays are shared by every evaluation
+        return _slope_on_line(t, s_pos, s_neg, d_pos, d_neg, order_pos, order_neg, u, v, c_pos, c_neg, f_pos, f_neg,
+                              wd, dd, cp, n_pairs)
+
+    if slope(0.0) >= 0.0:
         return 0.0
     lo, hi = 0.0, 1.0
-    while _slope_on_line(hi, s_pos, s_neg, d_pos, d_neg, order_pos, order_neg, u, v, c_pos, c_neg, f_pos, f_neg,
-                         wd, dd, cp, n_pairs) < 0.0 and hi < 1e30:
+    while slope(hi) < 0.0 and hi < 1e30:
         lo, hi = hi, 2.0 * hi
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
             break
-        if _slope_on_line(mid, s_pos, s_neg, d_pos, d_neg, order_pos, order_neg, u, v, c_pos, c_neg, f_pos,
-                          f_neg, wd, dd, cp, n_pairs) < 0.0:
+        if slope(mid) < 0.0:
             lo = mid
         else:
             hi = mid

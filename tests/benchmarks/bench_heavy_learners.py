@@ -44,6 +44,7 @@ git or that commit, the section says so and gives this code's times alone.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import statistics
@@ -120,16 +121,14 @@ def _reference_checkout(into: Path) -> bool:
                               capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return False
-    archive = into / "reference.tar"
-    archive.write_bytes(blob)
-    with tarfile.open(archive) as tar:
+    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
         tar.extractall(into, filter="data")
     return True
 
 
 def _process_seconds(case: str, repeats: int, python_path: Path) -> float:
     """This file's ``--case`` in a fresh process with ``python_path``'s forestlab first on the path."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(python_path), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(python_path), os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, __file__, "--case", case, "--repeats", str(repeats)], env=env,
                          capture_output=True, text=True, check=True).stdout
     return float(out.split(":")[1].split()[0])
