@@ -22,3 +22,12 @@ def test_busy_share_and_drain_of_two_workers():
 def test_workers_never_all_busy_has_no_drain():
     got = bench.fan_out([(1.0, 1.0)], workers=2, wall=1.0)
     assert got == {"utilization": 0.5, "drain_s": None}
+
+
+def test_medians_take_the_warm_counts_at_the_most_workers():
+    rows = [{"backend": "serial", "workers": 1, "start": "-", "speedup": 1.0},
+            {"backend": "loky", "workers": 2, "start": "warm", "speedup": 1.9},
+            {"backend": "loky", "workers": 4, "start": "cold", "speedup": 2.0},
+            *({"backend": "loky", "workers": 4, "start": "warm", "speedup": s} for s in (3.1, 3.9, 3.5)),
+            {"backend": "dask", "workers": 4, "start": "warm", "speedup": 3.0}]
+    assert bench.medians({"rows": rows}) == {"loky": 3.5, "dask": 3.0}

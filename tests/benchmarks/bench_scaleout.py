@@ -102,10 +102,13 @@ def _timed(specs, backend: str, workers: int, scheduler: str | None) -> tuple[fl
     return wall, metrics, busy, fan_out(spans, workers, wall)
 
 
-def measure(workers: list[int], backends: list[str], log=print, smoke: bool = False) -> dict:
+def measure(workers: list[int], backends: list[str], log=print, smoke: bool = False, repeat: int = 1,
+            on_row=None) -> dict:
     """The timings of every (backend, workers) pair, warm and (at the most workers) cold, the speed-ups against
     one worker, and whether every pair stored the same metrics as one worker (``smoke``: 20 runs of 5 trees, to
-    check the bench itself)."""
+    check the bench itself). The warm count at the most workers is timed ``repeat`` times (the same machine gives
+    results 10-15% apart a minute apart), and the counts at the most workers come first, so that a bench stopped
+    midway still has them. ``on_row(result)`` is called with the result so far after each row."""
     os.environ.setdefault("FORESTLAB_RESULTS_DIR", tempfile.mkdtemp(prefix="forestlab-scaleout-"))
     datasets = DATASETS[-2:] if smoke else DATASETS
     specs = _plan(["limits.max_estimators=5"] if smoke else [], datasets)
@@ -117,6 +120,11 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
              "efficiency": 1.0, "run_seconds_over_serial": 1.0}]
     differ: list[str] = []
     most = max(workers)
+    trees = "5 trees" if smoke else "the experiment's trees"
+    result = {"experiment": EXPERIMENT, "subset": f"{ALGORITHM} on {', '.join(datasets)}, {trees}, every fold",
+              "runs": len(specs), "cores": os.cpu_count(), "python": platform.python_version(),
+              "machine": platform.node(), "repeat": repeat, "identical_metrics": True, "other_metrics": differ,
+              "rows": rows}
 
     def timed(backend: str, w: int, start: str, scheduler: str | None) -> None:
         wall, metrics, busy, spent = _timed(specs, backend, w, scheduler)
@@ -125,32 +133,52 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
         rows.append({"backend": backend, "workers": w, "start": start, "wall_s": round(wall, 2),
                      "speedup": round(base / wall, 2), "efficiency": round(base / wall / w, 3),
                      "run_seconds_over_serial": round(busy / base_busy, 3), **spent})
+        result["identical_metrics"] = not differ
         log(f"{backend} {w} workers ({start}): {wall:.1f} s, speed-up {base / wall:.2f}, the runs' own seconds "
             f"{busy / base_busy:.2f}x one worker's, workers busy {spent['utilization']:.0%} of the wall "
             f"(drain {spent['drain_s']} s)"
             + ("" if metrics == reference else "; OTHER METRICS than one worker"))
+        if on_row is not None:
+            on_row(result)
 
-    for backend in backends:
-        if backend == "loky" and most > 1:
-            timed("loky", most, "cold", None)  # before any pool exists: the workers' start and imports included
-        for w in (w for w in workers if w > 1):
-            if backend == "dask":
-                from forestlab.launchers import local_cluster
+    def count(backend: str, w: int) -> None:
+        times = repeat if w == most else 1
+        if backend == "dask":
+            from forestlab.launchers import local_cluster
 
-                # the cluster launcher=dask starts (its workers' profiler off), on loopback, no dashboard
-                with local_cluster(w, host="127.0.0.1", dashboard_address=None) as cluster:
-                    if w == most:
-                        timed("dask", w, "cold", cluster.scheduler_address)
-                    _timed(warmup, "dask", w, cluster.scheduler_address)
+            # the cluster launcher=dask starts (its workers' profiler off), on loopback, no dashboard
+            with local_cluster(w, host="127.0.0.1", dashboard_address=None) as cluster:
+                if w == most:
+                    timed("dask", w, "cold", cluster.scheduler_address)
+                _timed(warmup, "dask", w, cluster.scheduler_address)
+                for _ in range(times):
                     timed("dask", w, "warm", cluster.scheduler_address)
-            else:
-                _timed(warmup, "loky", w, None)
+        else:
+            if w == most:
+                timed("loky", most, "cold", None)  # before any pool of this size exists: start and imports included
+            _timed(warmup, "loky", w, None)
+            for _ in range(times):
                 timed("loky", w, "warm", None)
-    trees = "5 trees" if smoke else "the experiment's trees"
-    subset = f"{ALGORITHM} on {', '.join(datasets)}, {trees}, every fold"
-    return {"experiment": EXPERIMENT, "subset": subset, "runs": len(specs), "cores": os.cpu_count(),
-            "python": platform.python_version(), "machine": platform.node(), "identical_metrics": not differ,
-            "other_metrics": differ, "rows": rows}
+
+    for w in sorted((w for w in workers if w > 1), key=lambda w: (w != most, w)):
+        for backend in backends:
+            count(backend, w)
+    rows[1:] = sorted(rows[1:], key=lambda r: (r["backend"] != "loky", r["workers"], r["start"] == "warm"))
+    return result
+
+
+def medians(result: dict) -> dict[str, float]:
+    """The median speed-up of the warm counts at the most workers, per backend."""
+    import statistics
+
+    most = max(r["workers"] for r in result["rows"])
+    out = {}
+    for backend in ("loky", "dask"):
+        ups = [r["speedup"] for r in result["rows"]
+               if r["backend"] == backend and r["workers"] == most and r["start"] == "warm"]
+        if ups:
+            out[backend] = round(statistics.median(ups), 2)
+    return out
 
 
 def write(result: dict, out: Path, stem: str = "scaleout") -> None:
@@ -181,13 +209,20 @@ def write(result: dict, out: Path, stem: str = "scaleout") -> None:
               f"{r['efficiency']} | {r.get('run_seconds_over_serial', 'not measured')} | "
               f"{r.get('utilization', '-')} | {r.get('drain_s', '-')} |"
               for r in result["rows"]]
+    most = max(r["workers"] for r in result["rows"])
+    mid = medians(result)
+    if result.get("repeat", 1) > 1 and mid:
+        lines += ["", f"Warm at {most} workers, timed {result['repeat']} times one after the other: median speed-up "
+                  + ", ".join(f"{b} {v}x" for b, v in mid.items()) + " (the figure shows the medians)."]
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     fig, ax = plt.subplots(figsize=(5.5, 4.0))
-    most = max(r["workers"] for r in result["rows"])
     ax.plot([1, most], [1, most], color="0.7", linestyle="--", label="linear")
     for backend, marker in (("loky", "o"), ("dask", "s")):
         pts = [(1, 1.0)] + [(r["workers"], r["speedup"]) for r in result["rows"]
-                            if r["backend"] == backend and r["start"] == "warm"]
+                            if r["backend"] == backend and r["start"] == "warm" and r["workers"] != most]
+        if backend in mid:
+            pts.append((most, mid[backend]))
+        pts.sort()
         color = {"loky": "C0", "dask": "C2"}[backend]
         if len(pts) > 1:
             ax.plot(*zip(*pts, strict=True), marker=marker, color=color, label=f"{backend} (warm workers)")
@@ -230,9 +265,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("bench"))
     parser.add_argument("--stem", default="scaleout", help="the files' name: STEM.json, STEM.md, STEM.png")
     parser.add_argument("--smoke", action="store_true", help="20 runs of 5 trees: a check of the bench itself")
+    parser.add_argument("--repeat", type=int, default=1, help="how many times to time the warm count at the most "
+                        "workers (the files give each and the median)")
     args = parser.parse_args()
     result = measure(sorted(set(args.workers) | {1}), args.backends, log=lambda line: print(line, flush=True),
-                     smoke=args.smoke)
+                     smoke=args.smoke, repeat=args.repeat,
+                     on_row=lambda so_far: write(so_far, args.out, args.stem))  # a bench stopped midway keeps its rows
     write(result, args.out, args.stem)
     print((args.out / f"{args.stem}.md").read_text())
     return 0
