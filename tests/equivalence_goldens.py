@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -94,22 +94,27 @@ def _render_size(size: str, store: Path, reports: Path, python: str, python_path
     return outputs
 
 
-def render(store: Path, out: Path, *, python: str = sys.executable, python_path: str | None = None) -> Path:
-    """Copies ``store`` to a temporary folder, renders both sizes from the copy with the checkout on
+def render(store: Path, out: Path, *, python: str = sys.executable, python_path: str | None = None,
+           sizes: Sequence[str] | None = None) -> Path:
+    """Copies ``store`` to a temporary folder, renders ``sizes`` (None: both) from the copy with the checkout on
     ``python_path`` (default: this repository), and writes the normalised outputs under ``out``; returns ``out``."""
     python_path = python_path or str(REPO)
+    sizes = tuple(SIZES) if sizes is None else tuple(sizes)
+    unknown = set(sizes) - set(SIZES)
+    if unknown:
+        raise ValueError(f"unknown sizes {sorted(unknown)}: {sorted(SIZES)}")
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="forestlab-equiv-") as tmp:
         work = Path(tmp)
         copy = work / "store"
         shutil.copytree(store, copy, ignore=shutil.ignore_patterns("logs", "run.lock", "tables", "figures",
                                                                       "report", "report-smoke"))
-        reports = {size: work / f"reports-{size}" for size in SIZES}
-        with ThreadPoolExecutor(max_workers=len(SIZES)) as pool:  # the two sizes write to different folders
+        reports = {size: work / f"reports-{size}" for size in sizes}
+        with ThreadPoolExecutor(max_workers=len(sizes)) as pool:  # the two sizes write to different folders
             futures = {size: pool.submit(_render_size, size, copy, reports[size], python, python_path)
-                       for size in SIZES}
+                       for size in sizes}
             outputs = {size: f.result() for size, f in futures.items()}
-        for size in SIZES:
+        for size in sizes:
             paths = {str(reports[size]): "<REPORTS>", str(copy): "<STORE>", str(work): "<TMP>",
                      str(Path(python_path.split(os.pathsep)[0]).resolve()): "<REPO>", python: "<PYTHON>"}
             if os.environ.get("FORESTLAB_DATA_MIRROR"):  # in the rerun commands, as an absolute path

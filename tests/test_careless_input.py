@@ -148,23 +148,36 @@ def test_more_workers_than_cores_is_said_and_not_started(tmp_path, shared_data_d
 # ---------------------------------------------------------------------------------------------------------------
 # 2. Nothing stale
 # ---------------------------------------------------------------------------------------------------------------
-def test_an_edited_user_file_never_gets_its_old_results(user_conf):
+@pytest.mark.parametrize("through", ["this process", pytest.param("subprocesses", marks=pytest.mark.slow)])
+def test_an_edited_user_file_never_gets_its_old_results(user_conf, through, monkeypatch):
     env = user_conf["env"]
-    first = run_cli("run", "dataset=mine", "algorithm=rf", "algorithm.params.n_estimators=5", env=env)
-    assert first.returncode == 0, first.stderr
+    args = ("dataset=mine", "algorithm=rf", "algorithm.params.n_estimators=5")
+
+    def cli(*a: str) -> tuple[int, str, str]:
+        if through == "subprocesses":
+            res = run_cli(*a, env=env)
+            return res.returncode, res.stdout, res.stderr
+        from forestlab.datasets import clear_cache
+
+        clear_cache()  # as a new process would: nothing parsed before the edit is kept in memory
+        out = _invoke(monkeypatch, env, *a)
+        return out.exit_code, out.stdout, out.stderr
+
+    code, _, err = cli("run", *args)
+    assert code == 0, err
     db = Path(user_conf["results"]) / "runs.sqlite"
     before = _keys(db)
     assert list(before.values()) == ["done"]
     Path(user_conf["file"]).write_text(TABLE.replace("1,2,3,yes", "1,4,3,yes"))  # one cell edited
-    second = run_cli("run", "dataset=mine", "algorithm=rf", "algorithm.params.n_estimators=5", env=env)
-    assert second.returncode == 0, second.stderr
-    assert "1 done, 0 failed, 0 already done" in second.stderr + second.stdout
+    code, out, err = cli("run", *args)
+    assert code == 0, err
+    assert "1 done, 0 failed, 0 already done" in err + out
     after = _keys(db)
     assert set(before) < set(after) and len(after) == 2  # a new key; the old run kept (stale), never reused
     # the reports read the runs of the content the file has now
-    status = run_cli("status", "dataset=mine", "algorithm=rf", "algorithm.params.n_estimators=5", env=env)
-    assert status.returncode == 0, status.stderr
-    assert "single" in status.stdout
+    code, out, err = cli("status", *args)
+    assert code == 0, err
+    assert "single" in out
 
 
 def test_a_file_changed_after_planning_fails_its_run_saying_so(tmp_path):
@@ -187,7 +200,7 @@ def test_a_file_changed_after_planning_fails_its_run_saying_so(tmp_path):
     clear_cache()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip"])
+@pytest.mark.parametrize("damage", ["truncate", pytest.param("flip", marks=pytest.mark.slow)])
 def test_a_damaged_processed_cache_is_rebuilt_and_verify_checks_it(tmp_path, mirror, damage, monkeypatch):
     """A truncated archive, or a flipped bit inside X (caught by the archive's CRC-32 when read): the runs that read
     it succeed (it is parsed again and rewritten), and ``datasets verify`` reports and rebuilds it."""
@@ -309,6 +322,7 @@ def test_a_quiet_single_run_keeps_stdout_empty(workdir):
     assert "test_risk" in res.stderr and res.stdout == ""
 
 
+@pytest.mark.slow  # composes every experiment (16 s on a slow 2-core machine)
 def test_no_experiment_has_runs_is_said_once(workdir):
     res = runner.invoke(app, ["tables"])
     assert res.exit_code == 0

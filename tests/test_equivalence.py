@@ -14,6 +14,9 @@ commit message:
     FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py
 
 Figures (PNG/PDF) are compared by their list of files (FILES.txt), not byte for byte.
+
+`make test` renders the smoke size (279 files: every renderer the fixture's experiments reach); the full size
+(quickstart at full size, 21 files) is a slow test (`make test-full`), as is regenerating the goldens (both sizes).
 """
 from __future__ import annotations
 
@@ -37,8 +40,18 @@ def _mirror() -> str | None:
     return str(found) if found is not None else None
 
 
+UPDATE = os.environ.get("FORESTLAB_UPDATE_GOLDENS") == "1"
+
+
+@pytest.fixture(scope="module", params=["smoke", pytest.param("full", marks=pytest.mark.slow)])
+def size(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def rendered(tmp_path_factory: pytest.TempPathFactory, size: str) -> Path:
+    """The outputs of ``size`` under ``rendered / size``; with FORESTLAB_UPDATE_GOLDENS=1, both sizes, copied over
+    the goldens."""
     if not (STORE / "runs.sqlite").is_file():
         pytest.fail(f"the fixture store is missing: run {FIXTURE / 'build.sh'}")
     out = tmp_path_factory.mktemp("equivalence") / "now"
@@ -50,24 +63,26 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        render(STORE, out, python=sys.executable)
-    if os.environ.get("FORESTLAB_UPDATE_GOLDENS") == "1":
+        render(STORE, out, python=sys.executable, sizes=None if UPDATE else (size,))
+    if UPDATE:
         if GOLDEN.exists():
             shutil.rmtree(GOLDEN)
         shutil.copytree(out, GOLDEN)
     return out
 
 
-def test_every_command_succeeds(rendered: Path) -> None:
-    """Each command of each size exits 0 (a crash would otherwise only show as a diff of its error text)."""
-    for status in sorted(rendered.glob("*/stdout/*.txt")):
+def test_every_command_succeeds(rendered: Path, size: str) -> None:
+    """Each command of the size exits 0 (a crash would otherwise only show as a diff of its error text)."""
+    statuses = sorted(rendered.glob(f"{size}/stdout/*.txt"))
+    assert statuses, f"nothing rendered for {size}"
+    for status in statuses:
         first = status.read_text(encoding="utf-8").splitlines()[0]
         assert first == "exit 0", f"{status.relative_to(rendered)}: {status.read_text(encoding='utf-8')[-2000:]}"
 
 
-def test_outputs_match_the_goldens(rendered: Path) -> None:
-    """Every rendered file equals its golden, after normalisation; none appears or disappears."""
-    assert GOLDEN.is_dir(), "no goldens: FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py"
-    diff = diff_trees(GOLDEN, rendered)
+def test_outputs_match_the_goldens(rendered: Path, size: str) -> None:
+    """Every rendered file of the size equals its golden, after normalisation; none appears or disappears."""
+    assert (GOLDEN / size).is_dir(), "no goldens: FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py"
+    diff = diff_trees(GOLDEN / size, rendered / size)
     assert not diff, ("the rendered outputs differ from tests/fixtures/equivalence/golden/ (if on purpose, "
                       "FORESTLAB_UPDATE_GOLDENS=1 python -m pytest tests/test_equivalence.py):\n" + diff)

@@ -222,6 +222,7 @@ def test_failures_reach_the_log_file(workdir, failing_env):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # plans every experiment twice (25 s on a slow 2-core machine)
 def test_status_without_an_experiment_covers_every_experiment_and_single_runs(workdir):
     n = _summary(runner.invoke(app, ["run", "experiment=quickstart", "debug=smoke", "--quiet"]))["done"]
     assert n >= 2

@@ -53,6 +53,7 @@ def store(workdir: Path) -> Path:
     return workdir / "results"
 
 
+@pytest.mark.slow  # six report builds (40 s on a slow 2-core machine); the key's inputs: the tests below
 def test_a_kept_section_is_read_back_and_a_changed_store_is_read_again(store: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     cold = _build(tmp_path / "cold")

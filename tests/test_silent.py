@@ -160,7 +160,8 @@ CASES = [
     (["figures", "quickstart", "seeds=1", "limits.max_estimators=5", "experiment.figures.0.algorithm=gboost"],
      "figure 'error_curves': algorithm 'gboost' is not one of the experiment's", None),
 ]
-# One per class, through the real entry point as well.
+# One per class, through the real entry point as well (the first in `make test`, every one in `make test-full`;
+# each is also a case of CASES, refused in this process).
 SUBPROCESS = [
     ["run", "experiment=quickstart", "+experiment.params.n_estimatorz=300"],
     ["run", "experiment=quickstart", "dataset=sonar"],
@@ -179,7 +180,8 @@ def test_refused_in_one_line_and_the_store_is_untouched(in_store, monkeypatch, a
     _assert_store_unchanged(in_store)
 
 
-@pytest.mark.parametrize("args", SUBPROCESS, ids=[" ".join(a) for a in SUBPROCESS])
+@pytest.mark.parametrize("args", [SUBPROCESS[0], *(pytest.param(a, marks=pytest.mark.slow) for a in SUBPROCESS[1:])],
+                         ids=[" ".join(a) for a in SUBPROCESS])
 def test_refused_through_the_real_entry_point(store, args):
     res = run_cli(*args, env=store["env"], cwd=REPO)
     _assert_refused(res.returncode, res.stderr, *_BY_ARGS[tuple(args)])

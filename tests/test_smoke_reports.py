@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import run_cli
 
 #: A small experiment whose smoke plan takes seconds, with tables of datasets the smoke plan leaves out (quickstart's
-#: smoke runs are run by tests/test_ops.py; every experiment's by the slow test)
+#: smoke runs are run by tests/test_ops.py; every experiment's by the other slow test)
 FAST = ("depecker2010_table6_1",)
 
 
@@ -61,6 +61,7 @@ def _smoke_cycle(names: tuple[str, ...] | list[str], workdir: Path) -> None:
     assert "could not be built" not in pages and "cannot be resolved" not in pages
 
 
+@pytest.mark.slow  # 33 s; make test renders smoke reports (banners, untested claims) against goldens: test_equivalence
 def test_smoke_plans_of_a_few_experiments_report_without_error(workdir: Path, mirror: Path) -> None:
     _smoke_cycle(FAST, workdir)
     results = workdir / "results"
