@@ -1,7 +1,7 @@
 """Scaling out (issue 24, target 5): the speed-up of a fixed subset of depecker2010_table_a1 with 1, 2, 4, 8 and 16
 workers, through loky and through a dask cluster, and its figure.
 
-    python tests/benchmarks/bench_scaleout.py --workers 1 2 4 8 16 --stem scaleout_16cores --out bench   # 16 cores
+    python tests/benchmarks/bench_scaleout.py --workers 1 2 4 8 16 --repeat 5 --stem scaleout_16cores --out bench
     python tests/benchmarks/bench_scaleout.py --workers 1 2 --smoke --out /tmp/scaleout    # a check of the bench
     make bench        # as part of every benchmark: this machine's cores, bench/scaleout_<cores>cores.*
 
@@ -268,6 +268,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="how many times to time the warm count at the most "
                         "workers (the files give each and the median)")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, not {args.repeat}")
     result = measure(sorted(set(args.workers) | {1}), args.backends, log=lambda line: print(line, flush=True),
                      smoke=args.smoke, repeat=args.repeat,
                      on_row=lambda so_far: write(so_far, args.out, args.stem))  # a bench stopped midway keeps its rows
