@@ -217,14 +217,22 @@ def dask_client(scheduler: str | None) -> Any:
 #: never reads). On 16 cores, 16 workers ran Table A.1's SVM forests 1.40x faster with it off (the runs' own
 #: seconds 1.54x one worker's with it, 1.07x without; bench/scaleout_16cores_run6_diag.md); a cluster of one's
 #: own: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker ...`` (docs/operations.md).
-DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+#: Nor with dask's MALLOC_TRIM_THRESHOLD_=65536 in their environment (its nanny sets it so that long-lived workers
+#: hand freed memory back to the system): setting it turns off glibc's sliding mmap threshold, so every large
+#: temporary array (the RBF SVM LeafRank's kernel blocks) is mapped fresh and faulted in page by page. Inside a dask
+#: worker, German's SVM forests spent 1.5 s of 11 s in the kernel with it, 0.05 s without; 2 workers on 2 cores ran
+#: Table A.1's 10 German runs in 1.18-1.25x their serial seconds with it, 0.89-1.08x without (loky's 0.90-0.99x):
+#: 42.4 s against 34.4 s of wall (medians of 3 alternating rounds).
+#: The workers then keep glibc's defaults, as loky's do (a variable set in forestlab's own environment still wins).
+DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False,
+                      "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 
 
 def local_cluster(n_workers: int, **kwargs: Any) -> Any:
     """A dask LocalCluster of ``n_workers`` single-threaded worker processes, as ``launcher=dask`` starts one
-    without ``launcher.scheduler``: its workers' statistical profiler is off (:data:`DASK_WORKER_CONFIG`), unless
-    the user's own dask configuration says otherwise (:func:`dask_worker_settings`). ``kwargs`` go to
-    LocalCluster (``host``, ``dashboard_address``)."""
+    without ``launcher.scheduler``: its workers' statistical profiler is off and glibc's allocator keeps its own
+    defaults (:data:`DASK_WORKER_CONFIG`), unless the user's own dask configuration says otherwise
+    (:func:`dask_worker_settings`). ``kwargs`` go to LocalCluster (``host``, ``dashboard_address``)."""
     import dask
     from dask.distributed import LocalCluster
 

@@ -69,18 +69,28 @@ def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
 @pytest.mark.slow
 def test_the_local_cluster_forestlab_starts_runs_its_workers_without_the_profiler(monkeypatch):
     """launcher=dask without a scheduler starts a LocalCluster whose workers do not sample their stacks every 10 ms
-    (launchers.DASK_WORKER_CONFIG); the setting does not leak into this process's dask config."""
+    and keep glibc's allocator defaults (no MALLOC_TRIM_THRESHOLD_ from dask's nanny; launchers.DASK_WORKER_CONFIG)
+    but still one BLAS thread; the settings do not leak into this process's dask config or environment."""
+    import os
+
     import dask
 
     from forestlab.launchers import dask_session
 
     monkeypatch.delenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", raising=False)  # a user's own setting wins
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
 
     assert dask.config.get("distributed.worker.profile.enabled") is True  # dask's default, here
     with dask_session("dask", None) as client:
         enabled = client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled"))
+        env = client.run(lambda: {k: __import__("os").environ.get(k)
+                                  for k in ("MALLOC_TRIM_THRESHOLD_", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")})
     assert enabled and set(enabled.values()) == {False}, enabled
+    assert env and all(e == {"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+                       for e in env.values()), env
     assert dask.config.get("distributed.worker.profile.enabled") is True
+    assert dask.config.get("distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_") == 65536
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
 
 
 @pytest.mark.slow
