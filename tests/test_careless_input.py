@@ -157,10 +157,7 @@ def test_an_edited_user_file_never_gets_its_old_results(user_conf, through, monk
         if through == "subprocesses":
             res = run_cli(*a, env=env)
             return res.returncode, res.stdout, res.stderr
-        from forestlab.datasets import clear_cache
-
-        clear_cache()  # as a new process would: nothing parsed before the edit is kept in memory
-        out = _invoke(monkeypatch, env, *a)
+        out = _invoke(monkeypatch, env, *a)  # one process throughout: what it parsed before the edit must not serve
         return out.exit_code, out.stdout, out.stderr
 
     code, _, err = cli("run", *args)
