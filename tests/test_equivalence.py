@@ -16,7 +16,8 @@ commit message:
 Figures (PNG/PDF) are compared by their list of files (FILES.txt), not byte for byte.
 
 `make test` renders the smoke size (279 files: every renderer the fixture's experiments reach); the full size
-(quickstart at full size, 21 files) is a slow test (`make test-full`), as is regenerating the goldens (both sizes).
+(quickstart at full size, 21 files) is a slow test (`make test-full`). Regenerating rewrites the goldens of each
+size the run renders (the command above renders both).
 """
 from __future__ import annotations
 
@@ -50,8 +51,8 @@ def size(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory, size: str) -> Path:
-    """The outputs of ``size`` under ``rendered / size``; with FORESTLAB_UPDATE_GOLDENS=1, both sizes, copied over
-    the goldens."""
+    """The outputs of ``size`` under ``rendered / size``; with FORESTLAB_UPDATE_GOLDENS=1, copied over that size's
+    goldens."""
     if not (STORE / "runs.sqlite").is_file():
         pytest.fail(f"the fixture store is missing: run {FIXTURE / 'build.sh'}")
     out = tmp_path_factory.mktemp("equivalence") / "now"
@@ -63,11 +64,10 @@ def rendered(tmp_path_factory: pytest.TempPathFactory, size: str) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        render(STORE, out, python=sys.executable, sizes=None if UPDATE else (size,))
+        render(STORE, out, python=sys.executable, sizes=(size,))
     if UPDATE:
-        if GOLDEN.exists():
-            shutil.rmtree(GOLDEN)
-        shutil.copytree(out, GOLDEN)
+        shutil.rmtree(GOLDEN / size, ignore_errors=True)
+        shutil.copytree(out / size, GOLDEN / size)
     return out
 
 
