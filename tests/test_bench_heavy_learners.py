@@ -32,3 +32,21 @@ def test_a_commit_that_cannot_be_had_is_said(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(bench, "CASES", {})
     bench.run(out)
     assert out["heavy_learners"]["paired"] == f"not measured: {'0' * 40} is not in this checkout's history"
+
+
+def test_pairs_alternate_and_their_median_ratio_is_reported():
+    import pairs  # tests/benchmarks/pairs.py (on the path with the benches)
+
+    calls: list[str] = []
+    times = iter([4.0, 2.0, 3.0, 3.0, 9.0, 3.0])
+
+    def timed(name: str):
+        def run() -> float:
+            calls.append(name)
+            return next(times)
+        return run
+
+    got = pairs.alternating(timed("before"), timed("after"), rounds=3)
+    assert calls == ["before", "after"] * 3
+    assert got == {"before_s": [4.0, 3.0, 9.0], "after_s": [2.0, 3.0, 3.0], "ratios": [2.0, 1.0, 3.0]}
+    assert pairs.median_ratio(got["ratios"], 2) == 2.0

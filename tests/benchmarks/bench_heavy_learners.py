@@ -47,7 +47,6 @@ import argparse
 import io
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -57,6 +56,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from pairs import alternating, median_ratio  # tests/benchmarks/pairs.py
 from threadpoolctl import threadpool_limits
 
 
@@ -136,18 +136,19 @@ def _process_seconds(case: str, repeats: int, python_path: Path) -> float:
 
 def paired(case: str, reference: Path, rounds: int, repeats: int) -> dict[str, object]:
     """``rounds`` pairs of processes, the reference's then this code's, and the median of the pairs' ratios."""
-    before, after = [], []
-    for _ in range(rounds):
-        before.append(_process_seconds(case, repeats, reference))
-        after.append(_process_seconds(case, repeats, REPO))
-    ratios = [b / a for b, a in zip(before, after, strict=True)]
-    return {"before_s": before, "after_s": after, "speedup_median_of_pairs": round(statistics.median(ratios), 2)}
+    pairs = alternating(lambda: _process_seconds(case, repeats, reference),
+                        lambda: _process_seconds(case, repeats, REPO), rounds)
+    return {"before_s": pairs["before_s"], "after_s": pairs["after_s"],
+            "speedup_median_of_pairs": median_ratio(pairs["ratios"], 2)}
 
 
-def run(out: dict, repeats: int = 3, rounds: int = 3) -> None:
+def run(out: dict, repeats: int = 3, rounds: int = 3, against_reference: bool = True) -> None:
     """Fill ``out["heavy_learners"]`` with the median seconds of each case and, where the reference code can be
-    had, each case paired against it."""
+    had (and ``against_reference``), each case paired against it."""
     section: dict[str, object] = {f"{case}_s": round(_seconds(case, repeats), 3) for case in CASES}
+    if not against_reference:
+        out["heavy_learners"] = section
+        return
     with tempfile.TemporaryDirectory(prefix="forestlab-reference-") as tmp:
         if not _reference_checkout(Path(tmp)):
             section["paired"] = f"not measured: {REFERENCE} is not in this checkout's history"
@@ -169,8 +170,5 @@ if __name__ == "__main__":
         print(f"{args.case}: {_seconds(args.case, args.repeats):.3f} s (median of {args.repeats}, after a warm-up)")
     else:
         results: dict = {}
-        if args.paired:
-            run(results, args.repeats, args.rounds)
-        else:
-            results["heavy_learners"] = {f"{case}_s": round(_seconds(case, args.repeats), 3) for case in CASES}
+        run(results, args.repeats, args.rounds, against_reference=args.paired)
         print(json.dumps(results, indent=2))

@@ -6,11 +6,12 @@ Both run the real runner (plan → store → joblib → SQLite) in fresh tempora
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from pairs import alternating, median_ratio  # tests/benchmarks/pairs.py
 
 import forestlab.studies  # noqa: F401  (the studies' figure kinds, which depecker2010_table4_2's figures name)
 from forestlab.config import compose
@@ -71,16 +72,13 @@ def _cli_wall(overrides: list[str], n_jobs: int) -> float:
 
 def _speedup(experiment: str, repeats: int) -> dict:
     runs = len(plan(compose([f"experiment={experiment}"])))
-    t1, t2 = [], []
-    for _ in range(repeats):  # alternating, so that a slow spell of the machine hits both
-        t1.append(_cli_wall([f"experiment={experiment}"], 1))
-        t2.append(_cli_wall([f"experiment={experiment}"], 2))
-    each = [a / b for a, b in zip(t1, t2, strict=True)]
+    pairs = alternating(lambda: _cli_wall([f"experiment={experiment}"], 1),
+                        lambda: _cli_wall([f"experiment={experiment}"], 2), repeats)
+    t1, t2, each = pairs["before_s"], pairs["after_s"], pairs["ratios"]
     return {"runs": runs, "n_jobs_1_s": [round(t, 2) for t in t1], "n_jobs_2_s": [round(t, 2) for t in t2],
             "speedup_best_of": round(min(t1) / min(t2), 3),
             "speedup_each": [round(r, 3) for r in each],
-            # each pair ran back to back: its ratio is the one a drift of the machine's speed moves least
-            "speedup_median_of_pairs": round(float(statistics.median(each)), 3),
+            "speedup_median_of_pairs": median_ratio(each, 3),
             "cores": os.cpu_count(), "target": ">= 1.85 (issue 24)"}
 
 
