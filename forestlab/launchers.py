@@ -224,19 +224,26 @@ def dask_client(scheduler: str | None) -> Any:
 #: Table A.1's 10 German runs in 1.18-1.25x their serial seconds with it, 0.89-1.08x without (loky's 0.90-0.99x):
 #: 42.4 s against 34.4 s of wall (medians of 3 alternating rounds).
 #: The workers then keep glibc's defaults, as loky's do (a variable set in forestlab's own environment still wins).
+#: And its scheduler hands each single-threaded worker one run at a time (worker-saturation 1.0, dask's default 1.1
+#: rounds up to two): with two, a worker holds a run queued behind the one it is running while others go idle, at
+#: the end of a fan-out of runs of unequal length. On 16 cores, 16 workers on Table A.1's 100 SVM forests were busy
+#: 0.86-0.89 of the wall with 1.1 (the last runs 1.5-2.0 s alone), 0.96-0.97 with 1.0 (0.3 s; loky's 0.95-0.98);
+#: bench/scaleout_16cores_diag2.md.
 DASK_WORKER_CONFIG = {"distributed.worker.profile.enabled": False,
-                      "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+                      "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                      "distributed.scheduler.worker-saturation": 1.0}
 
 
 def local_cluster(n_workers: int, **kwargs: Any) -> Any:
-    """A dask LocalCluster of ``n_workers`` single-threaded worker processes, as ``launcher=dask`` starts one
-    without ``launcher.scheduler``: its workers' statistical profiler is off and glibc's allocator keeps its own
-    defaults (:data:`DASK_WORKER_CONFIG`), unless the user's own dask configuration says otherwise
-    (:func:`dask_worker_settings`). ``kwargs`` go to LocalCluster (``host``, ``dashboard_address``)."""
+    """A dask LocalCluster of ``n_workers`` single-threaded worker processes, as ``launcher=dask`` starts one without
+    ``launcher.scheduler``: its workers' statistical profiler is off, glibc's allocator keeps its own defaults and its
+    scheduler gives each worker one run at a time (:data:`DASK_WORKER_CONFIG`), unless the user's own dask configuration
+    says otherwise (:func:`dask_worker_settings`). ``kwargs`` go to LocalCluster (``host``, ``dashboard_address``)."""
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set(dask_worker_settings()):  # the nannies pass this process's dask config to their workers
+    # the scheduler reads its settings as it starts, and the nannies pass this process's dask config to their workers
+    with dask.config.set(dask_worker_settings()):
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, **kwargs)
 
 

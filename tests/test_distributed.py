@@ -68,9 +68,10 @@ def test_dask_run_on_a_scheduler_address_equals_the_loky_run(workdir, cluster):
 
 @pytest.mark.slow
 def test_the_local_cluster_forestlab_starts_runs_its_workers_without_the_profiler(monkeypatch):
-    """launcher=dask without a scheduler starts a LocalCluster whose workers do not sample their stacks every 10 ms
-    and keep glibc's allocator defaults (no MALLOC_TRIM_THRESHOLD_ from dask's nanny; launchers.DASK_WORKER_CONFIG)
-    but still one BLAS thread; the settings do not leak into this process's dask config or environment."""
+    """launcher=dask without a scheduler starts a LocalCluster whose workers do not sample their stacks every 10 ms and
+    keep glibc's allocator defaults (no MALLOC_TRIM_THRESHOLD_ from dask's nanny; launchers.DASK_WORKER_CONFIG) but
+    still one BLAS thread, and whose scheduler hands each worker one run at a time; the settings do not leak into this
+    process's dask config or environment."""
     import os
 
     import dask
@@ -79,17 +80,21 @@ def test_the_local_cluster_forestlab_starts_runs_its_workers_without_the_profile
 
     monkeypatch.delenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", raising=False)  # a user's own setting wins
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION", raising=False)
 
     assert dask.config.get("distributed.worker.profile.enabled") is True  # dask's default, here
     with dask_session("dask", None) as client:
         enabled = client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled"))
         env = client.run(lambda: {k: __import__("os").environ.get(k)
                                   for k in ("MALLOC_TRIM_THRESHOLD_", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")})
+        saturation = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION)
+    assert saturation == 1.0  # one run at a time per worker (dask's default 1.1 gives each two)
     assert enabled and set(enabled.values()) == {False}, enabled
     assert env and all(e == {"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
                        for e in env.values()), env
     assert dask.config.get("distributed.worker.profile.enabled") is True
     assert dask.config.get("distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_") == 65536
+    assert dask.config.get("distributed.scheduler.worker-saturation") == 1.1
     assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
 
 

@@ -88,18 +88,23 @@ def test_a_run_starts_its_workers_early_only_when_runs_are_left(workdir):
 
 
 def test_the_dask_workers_settings_yield_to_the_users_own(monkeypatch, tmp_path):
-    """The LocalCluster forestlab starts turns its workers' profiler off and does not give them dask's
-    MALLOC_TRIM_THRESHOLD_, unless the user's dask configuration (its environment variable, its YAML files) sets
-    them."""
+    """The LocalCluster forestlab starts turns its workers' profiler off, does not give them dask's
+    MALLOC_TRIM_THRESHOLD_ and hands each one run at a time, unless the user's dask configuration (its environment
+    variable, its YAML files) sets them."""
     pytest.importorskip("distributed")
     import dask
 
     from forestlab.launchers import DASK_WORKER_CONFIG, dask_worker_settings
 
     trim = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
+    saturation = "distributed.scheduler.worker-saturation"
     monkeypatch.delenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", raising=False)
-    assert dask_worker_settings() == DASK_WORKER_CONFIG == {"distributed.worker.profile.enabled": False, trim: None}
+    monkeypatch.delenv("DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION", raising=False)
+    assert dask_worker_settings() == DASK_WORKER_CONFIG == {"distributed.worker.profile.enabled": False, trim: None,
+                                                            saturation: 1.0}
     monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "True")
+    assert dask_worker_settings() == {trim: None, saturation: 1.0}
+    monkeypatch.setenv("DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION", "1.1")
     assert dask_worker_settings() == {trim: None}
     (tmp_path / "mine.yaml").write_text("distributed:\n  nanny:\n    pre-spawn-environ:\n"
                                         "      MALLOC_TRIM_THRESHOLD_: 65536\n")

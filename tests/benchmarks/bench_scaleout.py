@@ -107,8 +107,9 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
     """The timings of every (backend, workers) pair, warm and (at the most workers) cold, the speed-ups against
     one worker, and whether every pair stored the same metrics as one worker (``smoke``: 20 runs of 5 trees, to
     check the bench itself). The warm count at the most workers is timed ``repeat`` times (the same machine gives
-    results 10-15% apart a minute apart), and the counts at the most workers come first, so that a bench stopped
-    midway still has them. ``on_row(result)`` is called with the result so far after each row."""
+    results 10-15% apart a minute apart), and the counts go from the most workers down (the fewest take the
+    longest), so that a bench stopped midway still has the counts that matter most. ``on_row(result)`` is called
+    with the result so far after each row."""
     os.environ.setdefault("FORESTLAB_RESULTS_DIR", tempfile.mkdtemp(prefix="forestlab-scaleout-"))
     datasets = DATASETS[-2:] if smoke else DATASETS
     specs = _plan(["limits.max_estimators=5"] if smoke else [], datasets)
@@ -160,7 +161,7 @@ def measure(workers: list[int], backends: list[str], log=print, smoke: bool = Fa
             for _ in range(times):
                 timed("loky", w, "warm", None)
 
-    for w in sorted((w for w in workers if w > 1), key=lambda w: (w != most, w)):
+    for w in sorted((w for w in workers if w > 1), reverse=True):
         for backend in backends:
             count(backend, w)
     rows[1:] = sorted(rows[1:], key=lambda r: (r["backend"] != "loky", r["workers"], r["start"] == "warm"))
