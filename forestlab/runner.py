@@ -773,7 +773,7 @@ def execute_many(plans: Sequence[Sequence[RunSpec]], store: Store, *, n_jobs: in
         if backend != "dask" and n_jobs != -1 and workers < n_jobs:
             emit(Note(f"{len(groups)} jobs to run: starting {workers} workers, not launcher.n_jobs={n_jobs}"))
         config = joblib_config(backend, workers)
-        deaths = worker_death_errors()
+        deaths = worker_death_errors(backend)
         def payloads(group: Sequence[RunSpec]) -> list[dict[str, Any]]:
             return [_worker_payload(s) for s in group]
 

@@ -113,3 +113,21 @@ def test_the_dask_workers_settings_yield_to_the_users_own(monkeypatch, tmp_path)
         assert dask_worker_settings() == {}
     finally:
         dask.config.paths.remove(str(tmp_path))
+
+
+def test_a_run_without_dask_does_not_import_distributed(workdir):
+    """A run in process or through loky never imports dask.distributed (1.2 s of every command's start, for the
+    one exception type a dask worker's death raises); launcher=dask gets that type."""
+    import subprocess
+
+    code = ("import sys; from forestlab.cli import app\n"
+            "try:\n    app(['run', 'experiment=quickstart', 'seeds=1', 'limits.max_estimators=5', '--quiet'])\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print('distributed' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip().splitlines()[-1] == "False", res.stdout
+    pytest.importorskip("distributed")
+    from distributed import KilledWorker
+
+    assert KilledWorker in launchers.worker_death_errors("dask")
