@@ -182,17 +182,18 @@ class _ForestWrapper(_Delegating):
 def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n_classes: int, seed: int,
                       X_eval: np.ndarray) -> np.ndarray:
     """Class indices that ``forest_like(params, random_state=seed).fit(X, y).predict(X_eval)`` votes, without the
-    forest: the same trees, grown by scikit-learn's tree builder from the same seeds, only their vote kept.
+    forest: the same trees, grown as scikit-learn's tree builder grows them from the same seeds, only their vote kept.
 
     ErrorEstimatesForest grows 31 helper forests of ~300 points per fit; there the per-tree Python overhead of
     ``RandomForestClassifier.fit`` (cloning, target checks, a second pass for the out-of-bag samples, training
     predictions) costs several times the growing itself. This replays what ``RandomForestClassifier.fit`` and
     ``DecisionTreeClassifier._fit`` do for dense finite float32 X, encoded classification targets, bootstrap
-    samples and no class or sample weights (scikit-learn's private tree builder, hence the equality tests against
-    :class:`BreimanForestClassifier` in tests/test_courses_speed.py): one ``randint(2**31 - 1)`` per tree from
-    ``RandomState(seed)``, the bootstrap ``RandomState(tree_seed).randint(0, n, n)`` as per-sample counts, the
-    splitter seeded by a fresh ``RandomState(tree_seed)`` (one generator, reseeded). Ties go to the lowest class
-    index, as ``predict``.
+    samples and no class or sample weights (the port of scikit-learn's tree builder, ``_cart.CartGrower``, where
+    it applies, else scikit-learn's private builder, as :func:`~forestlab.learners._forest.grow_forest`; hence the
+    equality tests against :class:`BreimanForestClassifier` in tests/test_courses_speed.py): one
+    ``randint(2**31 - 1)`` per tree from ``RandomState(seed)``, the bootstrap ``RandomState(tree_seed).randint(0,
+    n, n)`` as per-sample counts, the splitter seeded by a fresh ``RandomState(tree_seed)`` (one generator,
+    reseeded). Ties go to the lowest class index, as ``predict``.
 
     ``X``, ``X_eval``: C-contiguous float32; ``codes``: class indices (every one of 0..n_classes-1 present).
     """
@@ -207,6 +208,20 @@ def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n
     forest_rng = np.random.RandomState(seed)
     counts = np.zeros((X_eval.shape[0], n_classes), dtype=np.int64)
     rows = np.arange(X_eval.shape[0])
+
+    def vote(tree: Any) -> None:
+        leaf_class = tree.value[:, 0, :].argmax(axis=1)
+        counts[rows, leaf_class.take(tree.apply(X_eval))] += 1
+
+    # scikit-learn's builder ported to numba (forestlab.learners._cart): the same trees, all grown in one call
+    from forestlab.learners._cart import CartGrower  # numba: imported only when growing helper forests
+
+    grower = None
+    if CartGrower.covers(X, codes, n_classes, criterion=params.criterion, max_features=max_features):
+        grower = CartGrower(X, codes, n_classes, criterion=params.criterion, max_features=max_features,
+                            min_samples_leaf=min_samples_leaf, min_samples_split=min_samples_split,
+                            max_depth=max_depth)
+    weights, splitter_seeds = [], []
     # RandomState(s) and a RandomState reseeded with .seed(s) are in the same state; reseeding one costs a few
     # microseconds where constructing one costs ~150 (it first draws OS entropy it then discards).
     tree_rng = np.random.RandomState()
@@ -215,15 +230,21 @@ def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n
         tree_rng.seed(tree_seed)
         sample = tree_rng.randint(0, n, n).astype(np.int32)
         weight = np.bincount(sample, minlength=n).astype(np.float64)
-        criterion = _tree_classes.CRITERIA_CLF[params.criterion](1, n_classes_arr)
         tree_rng.seed(tree_seed)  # the splitter draws its one seed from it when the build starts
+        if grower is not None:
+            weights.append(weight)
+            splitter_seeds.append(grower.splitter_seed(tree_rng))
+            continue
+        criterion = _tree_classes.CRITERIA_CLF[params.criterion](1, n_classes_arr)
         splitter = _tree_classes.DENSE_SPLITTERS["best"](criterion, max_features, min_samples_leaf, 0.0,
                                                          tree_rng, None)
         tree = _tree_classes.Tree(d, n_classes_arr, 1)
         _tree_classes.DepthFirstTreeBuilder(splitter, min_samples_split, min_samples_leaf, 0.0, max_depth,
                                             0.0).build(tree, X, y2, weight, None)
-        leaf_class = tree.value[:, 0, :].argmax(axis=1)
-        counts[rows, leaf_class.take(tree.apply(X_eval))] += 1
+        vote(tree)
+    if grower is not None and weights:
+        for tree in grower.grow_many(np.stack(weights), splitter_seeds):
+            vote(tree)
     return counts.argmax(axis=1)
 
 
