@@ -27,6 +27,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
+	@# compile the tree builder port once (numba's disk cache), not in every worker of the first forest run
+	$(BIN)/python -m forestlab.learners._cart
 	@touch $(STAMP)
 
 run: install ## Run the default experiment (offline, under a minute) and print its table

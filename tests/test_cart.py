@@ -261,3 +261,24 @@ def test_grow_forest_without_the_port_grows_the_same_forest():
         grow_forest(plain, X, classes, codes)
     for a, b in zip(ported.estimators_, plain.estimators_, strict=True):
         assert_same_tree(a.tree_, b.tree_)
+
+
+@pytest.mark.slow  # compiles the port from nothing, in a fresh numba cache: 40 s on a slow 2-core machine
+def test_warm_up_compiles_what_a_forest_uses(tmp_path):
+    """``python -m forestlab.learners._cart`` (make install) leaves numba's cache such that a forest grown in a new
+    process compiles nothing more: the cache folder is the same before and after it."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", "forestlab.learners._cart"], env=env, check=True, timeout=300)
+    before = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    assert any(name.endswith(".nbi") for name in before)
+    grow = ("import numpy as np\nfrom forestlab.learners._forest import BreimanForestClassifier\n"
+            "X = np.random.RandomState(0).normal(size=(80, 5))\ny = (X[:, 0] > 0).astype(int)\n"
+            "for mf, crit in ((5, 'gini'), (1, 'gini'), (5, 'entropy'), (1, 'entropy')):\n"
+            "    BreimanForestClassifier(n_estimators=3, max_features=mf, criterion=crit, random_state=0).fit(X, y)\n")
+    subprocess.run([sys.executable, "-c", grow], env=env, check=True, timeout=300)
+    after = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    cart = [n for n in after if "_cart" in n]
+    assert cart and [n for n in before if "_cart" in n] == cart

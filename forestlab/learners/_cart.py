@@ -60,7 +60,7 @@ import sys
 import numpy as np
 from numba import njit
 
-__all__ = ["CRITERIA", "MAX_BYTES", "SORT_COST", "CartGrower", "sorts", "supported"]
+__all__ = ["CRITERIA", "MAX_BYTES", "SORT_COST", "CartGrower", "sorts", "supported", "warm_up"]
 
 #: The criteria ported, by scikit-learn's names (``log_loss`` is scikit-learn's Entropy too).
 CRITERIA: dict[str, int] = {"gini": 0, "entropy": 1, "log_loss": 1}
@@ -948,3 +948,25 @@ class CartGrower:
                                "values": values[start:end]})
             trees.append(tree)
         return trees
+
+
+def warm_up() -> None:
+    """Compile the port once (numba writes the compiled code to its on-disk cache): about 20 s on a slow 2-core
+    machine, which the first forest of a fresh installation would otherwise pay, in every worker process at once.
+    ``make install`` calls it. Grows a few small trees in both modes (presorted, sorting) with both criteria, with
+    and without weights."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 5, size=(40, 6)).astype(np.float32)
+    y = rng.randint(0, 2, size=40)
+    for criterion in ("gini", "entropy"):
+        for sorting in (False, True):
+            grower = CartGrower(X, y, 2, criterion=criterion, max_features=6, min_samples_leaf=1,
+                                min_samples_split=2, max_depth=2**31 - 1)
+            grower.sorting = sorting
+            grower.grow(None, np.random.RandomState(1))
+            grower.grow(np.bincount(rng.randint(0, 40, 40), minlength=40).astype(np.float64),
+                        np.random.RandomState(2))
+
+
+if __name__ == "__main__":  # python -m forestlab.learners._cart: compile the port (make install)
+    warm_up()
