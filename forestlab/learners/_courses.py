@@ -25,7 +25,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.tree import _classes as _tree_classes
 from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -35,8 +34,10 @@ from forestlab.learners._data_rules import count_exceeds, raise_data_problems
 from forestlab.learners._forest import (
     FOREST_PARAMETER_CONSTRAINTS,
     BreimanForestClassifier,
+    bootstrap_samples,
     forest_data_problems,
     forest_like,
+    grow_trees,
     resolve_max_features,
 )
 from forestlab.learners._kernel import derived_seeds, inner_split
@@ -188,12 +189,11 @@ def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n
     ``RandomForestClassifier.fit`` (cloning, target checks, a second pass for the out-of-bag samples, training
     predictions) costs several times the growing itself. This replays what ``RandomForestClassifier.fit`` and
     ``DecisionTreeClassifier._fit`` do for dense finite float32 X, encoded classification targets, bootstrap
-    samples and no class or sample weights (the port of scikit-learn's tree builder, ``_cart.CartGrower``, where
-    it applies, else scikit-learn's private builder, as :func:`~forestlab.learners._forest.grow_forest`; hence the
-    equality tests against :class:`BreimanForestClassifier` in tests/test_courses_speed.py): one
-    ``randint(2**31 - 1)`` per tree from ``RandomState(seed)``, the bootstrap ``RandomState(tree_seed).randint(0,
-    n, n)`` as per-sample counts, the splitter seeded by a fresh ``RandomState(tree_seed)`` (one generator,
-    reseeded). Ties go to the lowest class index, as ``predict``.
+    samples and no class or sample weights: one ``randint(2**31 - 1)`` per tree from ``RandomState(seed)``, its
+    bootstrap sample as per-sample counts (:func:`~forestlab.learners._forest.bootstrap_samples`), and the trees
+    grown by :func:`~forestlab.learners._forest.grow_trees` (hence the equality tests against
+    :class:`BreimanForestClassifier` in tests/test_courses_speed.py). Ties go to the lowest class index, as
+    ``predict``.
 
     ``X``, ``X_eval``: C-contiguous float32; ``codes``: class indices (every one of 0..n_classes-1 present).
     """
@@ -203,48 +203,17 @@ def _lean_forest_vote(params: BaseEstimator, X: np.ndarray, codes: np.ndarray, n
     min_samples_leaf = int(leaf) if isinstance(leaf, Integral) else int(math.ceil(leaf * n))
     min_samples_split = max(2, 2 * min_samples_leaf)
     max_features = resolve_max_features(params.max_features, d)
-    n_classes_arr = np.array([n_classes], dtype=np.intp)
-    y2 = np.ascontiguousarray(codes, dtype=np.float64).reshape(-1, 1)
     forest_rng = np.random.RandomState(seed)
+    tree_seeds = [forest_rng.randint(np.iinfo(np.int32).max) for _ in range(int(params.n_estimators))]
+    draws = ((np.bincount(sample, minlength=n).astype(np.float64), tree_seed)
+             for sample, tree_seed in zip(bootstrap_samples(tree_seeds, n), tree_seeds, strict=True))
     counts = np.zeros((X_eval.shape[0], n_classes), dtype=np.int64)
     rows = np.arange(X_eval.shape[0])
-
-    def vote(tree: Any) -> None:
+    for tree in grow_trees(X, codes, n_classes, draws, criterion=params.criterion,
+                           max_features=max_features, min_samples_leaf=min_samples_leaf,
+                           min_samples_split=min_samples_split, max_depth=max_depth):
         leaf_class = tree.value[:, 0, :].argmax(axis=1)
         counts[rows, leaf_class.take(tree.apply(X_eval))] += 1
-
-    # scikit-learn's builder ported to numba (forestlab.learners._cart): the same trees, all grown in one call
-    from forestlab.learners._cart import CartGrower  # numba: imported only when growing helper forests
-
-    grower = None
-    if CartGrower.covers(X, codes, n_classes, criterion=params.criterion, max_features=max_features):
-        grower = CartGrower(X, codes, n_classes, criterion=params.criterion, max_features=max_features,
-                            min_samples_leaf=min_samples_leaf, min_samples_split=min_samples_split,
-                            max_depth=max_depth)
-    weights, splitter_seeds = [], []
-    # RandomState(s) and a RandomState reseeded with .seed(s) are in the same state; reseeding one costs a few
-    # microseconds where constructing one costs ~150 (it first draws OS entropy it then discards).
-    tree_rng = np.random.RandomState()
-    for _ in range(int(params.n_estimators)):
-        tree_seed = forest_rng.randint(np.iinfo(np.int32).max)
-        tree_rng.seed(tree_seed)
-        sample = tree_rng.randint(0, n, n).astype(np.int32)
-        weight = np.bincount(sample, minlength=n).astype(np.float64)
-        tree_rng.seed(tree_seed)  # the splitter draws its one seed from it when the build starts
-        if grower is not None:
-            weights.append(weight)
-            splitter_seeds.append(grower.splitter_seed(tree_rng))
-            continue
-        criterion = _tree_classes.CRITERIA_CLF[params.criterion](1, n_classes_arr)
-        splitter = _tree_classes.DENSE_SPLITTERS["best"](criterion, max_features, min_samples_leaf, 0.0,
-                                                         tree_rng, None)
-        tree = _tree_classes.Tree(d, n_classes_arr, 1)
-        _tree_classes.DepthFirstTreeBuilder(splitter, min_samples_split, min_samples_leaf, 0.0, max_depth,
-                                            0.0).build(tree, X, y2, weight, None)
-        vote(tree)
-    if grower is not None and weights:
-        for tree in grower.grow_many(np.stack(weights), splitter_seeds):
-            vote(tree)
     return counts.argmax(axis=1)
 
 

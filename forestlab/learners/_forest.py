@@ -8,9 +8,10 @@ forest returns the majority class (zirakiza2013 §2.2), where scikit-learn avera
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -389,8 +390,69 @@ class BreimanForestClassifier(RunReportMixin, TreeVoteMixin, ClassifierMixin, Ba
                                  self.oob_mask_ if self.bootstrap else None, self._tree_indices, X_test, y_test)
 
 
-#: Trees grown by the port (forestlab.learners._cart) per compiled call in grow_forest.
+#: Trees grown by the port (forestlab.learners._cart) per compiled call in grow_trees.
 _PORT_CHUNK = 64
+
+
+def bootstrap_samples(tree_seeds: Iterable[int], n: int) -> list[np.ndarray]:
+    """The rows each tree of a forest, of ``random_state`` each of ``tree_seeds``, draws (``RandomState(seed).randint(0,
+    n, n)``, as scikit-learn's ``_generate_sample_indices``), int32. One generator, reseeded: ``RandomState(s)`` and
+    ``.seed(s)`` start in the same state, and reseeding costs a few microseconds where constructing one costs ~150
+    (it first draws OS entropy it then discards)."""
+    rng = np.random.RandomState()
+    samples = []
+    for seed in tree_seeds:
+        rng.seed(seed)
+        samples.append(rng.randint(0, n, n).astype(np.int32))
+    return samples
+
+
+def grow_trees(X: np.ndarray, codes: np.ndarray, n_classes: int, draws: Iterable[tuple[np.ndarray | None, int]], *,
+               criterion: str, max_features: int, min_samples_leaf: int, min_samples_split: int, max_depth: int,
+               min_impurity_decrease: float = 0.0) -> Iterator[Any]:
+    """The trees (``sklearn.tree._tree.Tree``) that ``DecisionTreeClassifier(random_state=seed).fit(X, codes,
+    sample_weight=weight)`` grows for each ``(weight, seed)`` of ``draws``, lazily and in order: scikit-learn's
+    ``DepthFirstTreeBuilder`` with the dense ``BestSplitter``, its splitter seeded from ``RandomState(seed)``, no
+    minimum leaf weight, settings as ``DecisionTreeClassifier._fit`` derives them (``max_depth`` int32 max for none,
+    ``min_samples_split`` at least ``2 * min_samples_leaf``).
+
+    Where the port applies (:meth:`~forestlab.learners._cart.CartGrower.covers`) it grows them, :data:`_PORT_CHUNK`
+    trees per compiled call, the same trees bit for bit (tests/test_cart.py); elsewhere scikit-learn's private
+    builder does.
+
+    ``X``: C-contiguous float32; ``codes``: class indices in 0..n_classes-1; ``weight``: integer counts per row (a
+    bootstrap sample's), or None for every row once.
+    """
+    from forestlab.learners._cart import CartGrower  # numba: imported only when growing trees
+
+    n, d = X.shape
+    rng = np.random.RandomState()  # reseeded per tree (bootstrap_samples)
+    if CartGrower.covers(X, codes, n_classes, criterion=criterion, max_features=max_features):
+        grower = CartGrower(X, codes, n_classes, criterion=criterion, max_features=max_features,
+                            min_samples_leaf=min_samples_leaf, min_samples_split=min_samples_split,
+                            max_depth=max_depth, min_impurity_decrease=min_impurity_decrease)
+        ones = np.ones(n)
+        draws = iter(draws)
+        while chunk := list(itertools.islice(draws, _PORT_CHUNK)):  # itertools.batched is Python 3.12
+            weights = np.stack([ones if weight is None else weight for weight, _ in chunk])
+            splitter_seeds = []
+            for _, seed in chunk:
+                rng.seed(seed)
+                splitter_seeds.append(grower.splitter_seed(rng))
+            yield from grower.grow_many(weights, splitter_seeds)
+        return
+    from sklearn.tree import _classes as tree_classes
+
+    y = np.ascontiguousarray(codes, dtype=np.float64).reshape(-1, 1)
+    n_classes_arr = np.array([n_classes], dtype=np.intp)
+    for weight, seed in draws:
+        rng.seed(seed)  # the splitter draws its own seed from it when the build starts
+        criterion_ = tree_classes.CRITERIA_CLF[criterion](1, n_classes_arr)
+        splitter = tree_classes.DENSE_SPLITTERS["best"](criterion_, max_features, min_samples_leaf, 0.0, rng, None)
+        tree = tree_classes.Tree(d, n_classes_arr, 1)
+        tree_classes.DepthFirstTreeBuilder(splitter, min_samples_split, min_samples_leaf, 0.0, max_depth,
+                                           min_impurity_decrease).build(tree, X, y, weight, None)
+        yield tree
 
 
 def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarray,
@@ -407,21 +469,15 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
     ``random_state``), the bootstrap ``RandomState(seed).randint(0, n, n)`` as per-sample counts, and the splitter
     seeded by a fresh ``RandomState(seed)``. Anything outside that case is grown by ``forest.fit``.
 
-    The trees are grown by :class:`~forestlab.learners._cart.CartGrower`, a numba port of scikit-learn 1.9's builder
-    (``DepthFirstTreeBuilder`` + ``BestSplitter`` + Gini / entropy), 64 trees per compiled call, where it applies
-    (``CartGrower.covers``: scikit-learn 1.9, x86-64, X without NaN or infinity, a ported criterion, arrays of at
-    most ``_cart.MAX_BYTES``, two classes if few features are drawn; and the "best" splitter without monotonic
-    constraints): the same random draws, candidate splits, tie-breaking and floating-point
-    operations as scikit-learn's builder, so the same trees bit for bit (tests/test_cart.py), only found without
-    sorting every feature at every node (Spambase, 1000 trees, fit + error curves: 3.2x faster with bagging, 1.6x
-    with ``"sqrt"``; ``bench_courses.py --compare``). Elsewhere scikit-learn's private builder grows them (as
-    ``_courses._lean_forest_vote`` does where the port does not apply), with the same draws.
+    The trees are grown by :func:`grow_trees`: the port of scikit-learn 1.9's builder
+    (:class:`~forestlab.learners._cart.CartGrower`) where it applies, the same trees bit for bit only found without
+    sorting every feature at every node (Spambase, 1000 trees, fit + error curves: 3.4x faster with bagging, 1.6x
+    with ``"sqrt"``; ``bench_courses.py --compare``), else scikit-learn's private builder, with the same draws.
 
     Returns each tree's bootstrap sample (``forest.estimators_samples_``, drawn once here rather than again by that
     property), or None: no bootstrap, or grown by ``forest.fit``.
     """
     from sklearn.base import clone
-    from sklearn.tree import _classes as tree_classes
     from sklearn.utils import check_random_state
 
     params = forest.get_params()
@@ -433,8 +489,7 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
         forest.fit(X, classes.take(y_idx))
         return None
     n, d = X.shape
-    y = np.ascontiguousarray(y_idx, dtype=np.float64).reshape(-1, 1)
-    tree_codes = np.unique(y[:, 0])
+    tree_codes = np.unique(y_idx).astype(np.float64)  # the trees' classes_: fit's encoded targets
     n_classes = np.array([len(tree_codes)], dtype=np.intp)
     # the forest's fitted attributes (RandomForestClassifier.fit on an ndarray)
     forest.n_features_in_ = d
@@ -452,58 +507,24 @@ def grow_forest(forest: RandomForestClassifier, X: np.ndarray, classes: np.ndarr
     split = template.min_samples_split
     min_samples_split = split if isinstance(split, numbers.Integral) else max(2, math.ceil(split * n))
     min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
-    min_weight_leaf = 0.0  # min_weight_fraction_leaf is 0 here (else grown by forest.fit)
-    grower = None
-    if template.splitter == "best" and template.monotonic_cst is None:
-        from forestlab.learners._cart import CartGrower  # numba: imported only when growing a forest
-
-        if CartGrower.covers(X, y_idx, n_classes[0], criterion=template.criterion,
-                             max_features=int(template.max_features)):
-            grower = CartGrower(X, y_idx, n_classes[0], criterion=template.criterion,
-                                max_features=int(template.max_features), min_samples_leaf=min_samples_leaf,
-                                min_samples_split=min_samples_split, max_depth=max_depth,
-                                min_impurity_decrease=template.min_impurity_decrease)
     seeds = check_random_state(forest.random_state)
-    rng = np.random.RandomState()  # reseeded per tree: the state RandomState(seed) starts in
-    trees, samples = [], []
-    # the trees for the port, with their weights and splitter seeds: grown _PORT_CHUNK at a time, in one call each
-    waiting: list[tuple[Any, np.ndarray | None, int]] = []
-    ones = np.ones(n)
-
-    def grow_waiting() -> None:
-        weights = np.stack([ones if weight is None else weight for _, weight, _ in waiting])
-        for (tree, _, _), tree_ in zip(waiting, grower.grow_many(weights, [s for _, _, s in waiting]), strict=True):
-            tree.tree_ = tree_
-        waiting.clear()
-
-    for _ in range(forest.n_estimators):
-        seed = seeds.randint(np.iinfo(np.int32).max)
+    tree_seeds = [seeds.randint(np.iinfo(np.int32).max) for _ in range(forest.n_estimators)]
+    samples = bootstrap_samples(tree_seeds, n) if forest.bootstrap else []
+    weights = (np.bincount(sample, minlength=n).astype(np.float64) for sample in samples) if forest.bootstrap \
+        else itertools.repeat(None)
+    trees = []
+    for seed, tree_ in zip(tree_seeds, grow_trees(
+            X, y_idx, len(tree_codes), zip(weights, tree_seeds, strict=False), criterion=template.criterion,
+            max_features=int(template.max_features), min_samples_leaf=min_samples_leaf,
+            min_samples_split=min_samples_split, max_depth=max_depth,
+            min_impurity_decrease=template.min_impurity_decrease), strict=True):
         tree = copy.copy(template)
         tree.random_state = seed
-        weight = None
-        if forest.bootstrap:
-            rng.seed(seed)
-            samples.append(rng.randint(0, n, n).astype(np.int32))
-            weight = np.bincount(samples[-1], minlength=n).astype(np.float64)
-        rng.seed(seed)  # the splitter draws its own seed from it when the build starts
-        if grower is not None:
-            waiting.append((tree, weight, grower.splitter_seed(rng)))
-            if len(waiting) == _PORT_CHUNK:
-                grow_waiting()
-        else:
-            criterion = tree_classes.CRITERIA_CLF[template.criterion](1, n_classes)
-            splitter = tree_classes.DENSE_SPLITTERS[template.splitter](criterion, int(template.max_features),
-                                                                       min_samples_leaf, min_weight_leaf, rng, None)
-            tree.tree_ = tree_classes.Tree(d, n_classes, 1)
-            tree_classes.DepthFirstTreeBuilder(splitter, min_samples_split, min_samples_leaf, min_weight_leaf,
-                                               max_depth, template.min_impurity_decrease).build(tree.tree_, X, y,
-                                                                                                 weight, None)
+        tree.tree_ = tree_
         tree.n_features_in_, tree.n_outputs_ = d, 1
         tree.classes_, tree.n_classes_ = tree_codes, n_classes[0]
         tree.max_features_ = int(template.max_features)
         trees.append(tree)
-    if waiting:
-        grow_waiting()
     forest.estimators_ = trees
     return samples if forest.bootstrap else None
 
