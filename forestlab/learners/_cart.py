@@ -192,6 +192,30 @@ def _in_bag(entries: np.ndarray, keep: np.ndarray, buf: np.ndarray) -> int:
     return m
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _two_class_candidate(criterion: int, fl: float, a1: float, wnode: float, total: np.ndarray, bound: float,
+                         best_proxy: float, left: np.ndarray, best_left: np.ndarray) -> float:
+    """The proxy improvement ``-fr * impurity_right - fl * impurity_left`` of a two-class candidate split with left
+    weight fl, of which a1 of class 1, in a node of weight ``wnode``; -inf where Gini's exact proxy is below ``bound``
+    (:func:`_scan`: it cannot beat the best). When it beats ``best_proxy``, its left counts go to ``best_left``.
+    Inlined into both scans, the port's hot loops."""
+    fr = wnode - fl
+    a0 = fl - a1
+    if criterion != _ENTROPY:
+        b0 = total[0] - a0
+        b1 = total[1] - a1
+        if (a0 * a0 + a1 * a1) * fr + (b0 * b0 + b1 * b1) * fl < bound * fl * fr:
+            return -np.inf
+    left[0] = a0
+    left[1] = a1
+    il, ir = _impurities(criterion, left, total, fl, fr)
+    proxy = -fr * ir - fl * il
+    if proxy > best_proxy:
+        best_left[0] = a0
+        best_left[1] = a1
+    return proxy
+
+
 @njit(cache=True, error_model="numpy")
 def _scan(criterion: int, rows: np.ndarray, vals: np.ndarray, side: int, f: int, y: np.ndarray, weight: np.ndarray,
           pw: np.ndarray, start: int, end: int, min_leaf: int, total: np.ndarray, wnode: float, left: np.ndarray,
@@ -221,8 +245,6 @@ def _scan(criterion: int, rows: np.ndarray, vals: np.ndarray, side: int, f: int,
     margin = _FILTER_MARGIN * wnode
     bound = best_proxy + wnode - margin  # a Gini candidate needs (sq_l w_r + sq_r w_l) / (w_l w_r) > bound
     if n_classes == 2:
-        t0 = total[0]
-        t1 = total[1]
         acc = 0  # (left weight << 32) + left weight of class 1
         for p in range(start, lo - 1):
             acc += pw[rv[2 * p]]
@@ -230,30 +252,12 @@ def _scan(criterion: int, rows: np.ndarray, vals: np.ndarray, side: int, f: int,
         for p in range(lo, hi + 1):
             acc += pw[rv[2 * p - 2]]
             x = vv[2 * p + 1]
-            if x <= prev + eps:  # float32, as next_p
-                prev = x
-                continue
-            fl = float(acc >> 32)
-            fr = wnode - fl
-            a1 = float(acc & _MASK32)
-            a0 = fl - a1
-            if criterion != _ENTROPY:
-                b0 = t0 - a0
-                b1 = t1 - a1
-                if (a0 * a0 + a1 * a1) * fr + (b0 * b0 + b1 * b1) * fl < bound * fl * fr:
-                    prev = x
-                    continue
-            left[0] = a0
-            left[1] = a1
-            il, ir = _impurities(criterion, left, total, fl, fr)
-            proxy = -fr * ir - fl * il
-            if proxy > best_proxy:
-                best_proxy = proxy
-                bound = best_proxy + wnode - margin
-                best_pos = p
-                best_threshold = prev / 2.0 + x / 2.0
-                best_left[0] = a0
-                best_left[1] = a1
+            if x > prev + eps:  # float32, as next_p
+                proxy = _two_class_candidate(criterion, float(acc >> 32), float(acc & _MASK32), wnode, total, bound,
+                                             best_proxy, left, best_left)
+                if proxy > best_proxy:
+                    best_proxy, best_pos, best_threshold = proxy, p, prev / 2.0 + x / 2.0
+                    bound = best_proxy + wnode - margin
             prev = x
         return best_proxy, best_pos, best_threshold
     left[:] = 0.0  # sums of integer weights: exact
@@ -310,8 +314,6 @@ def _hist_scan(criterion: int, hist: np.ndarray, span: int, qmin: int, vtab: np.
     eps = _FEATURE_THRESHOLD
     margin = _FILTER_MARGIN * wnode
     bound = best_proxy + wnode - margin
-    t0 = total[0]
-    t1 = total[1]
     vt = vtab[f]
     acc = 0
     prev = -1
@@ -326,27 +328,11 @@ def _hist_scan(criterion: int, hist: np.ndarray, span: int, qmin: int, vtab: np.
             xp = vt[qmin + prev]
             x = vt[qmin + q]
             if p >= lo and x > xp + eps:
-                fl = float((acc >> 21) & _MASK21)
-                fr = wnode - fl
-                a1 = float(acc & _MASK21)
-                a0 = fl - a1
-                evaluate = True
-                if criterion != _ENTROPY:
-                    b0 = t0 - a0
-                    b1 = t1 - a1
-                    evaluate = (a0 * a0 + a1 * a1) * fr + (b0 * b0 + b1 * b1) * fl >= bound * fl * fr
-                if evaluate:
-                    left[0] = a0
-                    left[1] = a1
-                    il, ir = _impurities(criterion, left, total, fl, fr)
-                    proxy = -fr * ir - fl * il
-                    if proxy > best_proxy:
-                        best_proxy = proxy
-                        bound = best_proxy + wnode - margin
-                        best_pos = p
-                        best_threshold = xp / 2.0 + x / 2.0
-                        best_left[0] = a0
-                        best_left[1] = a1
+                proxy = _two_class_candidate(criterion, float((acc >> 21) & _MASK21), float(acc & _MASK21), wnode,
+                                             total, bound, best_proxy, left, best_left)
+                if proxy > best_proxy:
+                    best_proxy, best_pos, best_threshold = proxy, p, xp / 2.0 + x / 2.0
+                    bound = best_proxy + wnode - margin
         acc += h
         prev = q
     return best_proxy, best_pos, best_threshold
