@@ -380,6 +380,8 @@ def run(
                      log_file=log_file, command=list(overrides or []))
         return
     expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
+    if not dry_run:
+        _start_workers_before_validating(expanded)
     # before the runner's imports (scikit-learn): a bad override answers at once; kept as JSON, so that a rerun
     # (cron, `make figures` after `make tables`) does not compose and validate the same experiment again
     exp = cached_experiment(expanded)
@@ -447,6 +449,50 @@ def _start_workers_early(exps: Sequence[Experiment], force: bool) -> None:
         return  # a store that cannot be read: the run says why, with its own message
     if left >= 2 * worker_count(n_jobs, n_jobs):
         start_workers(n_jobs)
+
+
+def _start_workers_before_validating(overrides: Sequence[str]) -> None:
+    """Start the loky workers of a first run of an experiment before this process validates it.
+
+    An experiment not kept by an earlier command (:func:`forestlab.config.is_kept`: a first run, changed code or
+    config, another results folder) is composed and validated here, which imports scikit-learn to check the
+    learners' parameters: about 6 s of one core on a slow 2-core machine, with the other idle, before
+    :func:`_start_workers_early` could start the workers. Here they start from its composed, unvalidated config
+    (:func:`forestlab.config.run_outline`, about 0.3 s), and import while it validates, when it is a loky launcher
+    of several workers, its store has no plan recorded for it (never run there: every run is left; a rerun waits
+    for the plan's answer, in :func:`_start_workers_early`) and it has at least two runs a worker
+    (datasets x algorithms x seeds). A wrong guess (a typo the validation refuses) costs the workers' start, never a
+    result: they are stopped when the command ends, and the runner starts or resizes the pool it needs."""
+    from forestlab.config import is_kept, run_outline
+
+    if is_kept(overrides):
+        return  # read back in milliseconds: _start_workers_early decides, from the plan
+    outline = run_outline(overrides)
+    if outline is None or outline.backend != "loky" or outline.n_jobs in (0, 1):
+        return
+    from forestlab.launchers import start_workers, worker_count
+
+    workers = worker_count(outline.n_jobs, outline.n_jobs)
+    if workers < 2 or outline.min_runs < 2 * workers or _has_plan(outline.results_dir, outline.name):
+        return
+    start_workers(outline.n_jobs)
+
+
+def _has_plan(results_dir: Path, experiment: str) -> bool:
+    """Whether the store in ``results_dir`` has a plan recorded for ``experiment`` (True where it cannot be read:
+    then nothing is guessed), read with sqlite3 alone: the store's module imports pandas, a second on a slow
+    machine that would delay the workers' start."""
+    import sqlite3
+
+    path = results_dir / "runs.sqlite"
+    if not path.exists():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1.0)) as conn:
+            return conn.execute("SELECT 1 FROM plans WHERE experiment = ? LIMIT 1", (experiment,)).fetchone() \
+                is not None
+    except sqlite3.Error:
+        return True
 
 
 def _stop_workers() -> None:

@@ -98,6 +98,8 @@ def start_workers(n_jobs: int) -> bool:
     n = worker_count(n_jobs, n_jobs)
     if n < 2:
         return False
+    if _started is not None and _started[1] == n:
+        return True  # started already (forestlab run starts them as early as it can tell they will work)
     from joblib import Parallel, parallel_config
 
     stop_workers()

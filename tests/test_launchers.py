@@ -87,6 +87,46 @@ def test_a_run_starts_its_workers_early_only_when_runs_are_left(workdir):
     assert launchers._started is None
 
 
+def test_starting_the_workers_again_keeps_the_started_pool():
+    assert start_workers(2)
+    executor, _ = launchers._started
+    pids = set(executor._processes)
+    assert start_workers(2)  # forestlab run asks again once it has validated the experiment
+    assert launchers._started[0] is executor and set(executor._processes) == pids
+
+
+def test_a_first_run_starts_its_workers_before_validating(workdir, monkeypatch):
+    """An experiment never composed with these overrides (nothing kept) starts its loky workers from the composed
+    config, before the validation imports scikit-learn; not where the experiment is kept, was run in this store
+    already, runs in one process, has too few runs for two workers, or does not compose."""
+    from forestlab.cli import _start_workers_before_validating
+    from forestlab.config import cached_experiment, run_outline
+    from forestlab.runner import run_experiment
+
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(workdir / "cache"))  # nothing kept
+    small = ["experiment=quickstart", "seeds=2", "limits.max_estimators=10", "launcher.n_jobs=2"]  # 12 runs
+    outline = run_outline(small)
+    assert (outline.name, outline.backend, outline.n_jobs, outline.min_runs) == ("quickstart", "loky", 2, 12)
+    assert outline.results_dir == (workdir / "results").resolve()
+    _start_workers_before_validating(small)
+    assert launchers._started is not None and launchers._started[1] == 2
+    stop_workers()
+    for overrides in ([*small[:-1], "launcher.n_jobs=1"],  # in process
+                      [*small, "seeds=1", "experiment.datasets=[wdbc_sklearn]"],  # 3 runs for 2 workers
+                      [*small, "launcher=dask"],  # its workers are already running
+                      [*small, "launcher.n_jobz=2"]):  # does not compose: the validation says why
+        _start_workers_before_validating(overrides)
+        assert launchers._started is None, overrides
+    assert run_outline([*small, "launcher.n_jobz=2"]) is None
+    exp = cached_experiment(small)  # kept now: read back, the plan decides (_start_workers_early)
+    _start_workers_before_validating(small)
+    assert launchers._started is None
+    assert run_experiment(exp).done == 12
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(workdir / "cache2"))  # not kept, but run in this store
+    _start_workers_before_validating(small)
+    assert launchers._started is None
+
+
 def test_the_dask_workers_settings_yield_to_the_users_own(monkeypatch, tmp_path):
     """The LocalCluster forestlab starts turns its workers' profiler off, does not give them dask's
     MALLOC_TRIM_THRESHOLD_ and hands each one run at a time, unless the user's dask configuration (its environment
