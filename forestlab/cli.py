@@ -382,23 +382,23 @@ def run(
     expanded = expand_named(list(overrides or []))  # `experiment=mine`: the definition recorded for it
     if not dry_run:
         _start_workers_before_validating(expanded)
-    # before the runner's imports (scikit-learn): a bad override answers at once; kept as JSON, so that a rerun
-    # (cron, `make figures` after `make tables`) does not compose and validate the same experiment again
-    exp = cached_experiment(expanded)
-    # an experiment named by experiment.name= records what composes it, for the commands that read it by its name
-    named = None if is_registered(exp.name) else definition(expanded)
-    _check_run([exp], log_file)
-    if not dry_run:
-        _start_workers_early([exp], force)
-    from forestlab.runner import is_terminal, run_experiment
+    try:  # workers started early are stopped however this ends (a refusal too)
+        # before the runner's imports (scikit-learn): a bad override answers at once; kept as JSON, so that a rerun
+        # (cron, `make figures` after `make tables`) does not compose and validate the same experiment again
+        exp = cached_experiment(expanded)
+        # an experiment named by experiment.name= records what composes it, for the commands reading it by its name
+        named = None if is_registered(exp.name) else definition(expanded)
+        _check_run([exp], log_file)
+        if not dry_run:
+            _start_workers_early([exp], force)
+        from forestlab.runner import is_terminal, run_experiment
 
-    progress = Progress(quiet=quiet, terminal=is_terminal())
-    if dry_run:
-        typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True, on_event=progress)))
-        return
-    log_path = _open_run_log(exp.paths, log_file, list(overrides or []))
-    single = exp.prints_runs  # a single run's result is what the user came for
-    try:
+        progress = Progress(quiet=quiet, terminal=is_terminal())
+        if dry_run:
+            typer.echo(_dry_run_line(exp, run_experiment(exp, yes=yes, dry_run=True, on_event=progress)))
+            return
+        log_path = _open_run_log(exp.paths, log_file, list(overrides or []))
+        single = exp.prints_runs  # a single run's result is what the user came for
         summary = run_experiment(exp, force=force, wait=wait, yes=yes, keep_records=single, on_event=progress,
                                  definition=named)
     finally:

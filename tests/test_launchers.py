@@ -127,6 +127,29 @@ def test_a_first_run_starts_its_workers_before_validating(workdir, monkeypatch):
     assert launchers._started is None
 
 
+def test_workers_started_before_a_refusal_are_stopped(workdir, monkeypatch):
+    """Overrides that compose but do not validate: the workers started from the composed config are stopped, and
+    the refusal is the usual one line and exit status 2."""
+    from typer.testing import CliRunner
+
+    from forestlab.cli import app
+
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(workdir / "cache"))  # nothing kept
+    started = []
+    real = launchers.start_workers
+
+    def spy(n_jobs: int) -> bool:
+        started.append(real(n_jobs))
+        return started[-1]
+
+    monkeypatch.setattr(launchers, "start_workers", spy)
+    res = CliRunner().invoke(app, ["run", "experiment=quickstart", "launcher.n_jobs=2", "protocol.train_size=1.5"])
+    assert res.exit_code == 2, res.output
+    assert "protocol.train_size as a fraction must be in (0, 1), got 1.5" in res.output
+    assert started == [True]  # started before the validation refused
+    assert launchers._started is None  # and stopped
+
+
 def test_the_dask_workers_settings_yield_to_the_users_own(monkeypatch, tmp_path):
     """The LocalCluster forestlab starts turns its workers' profiler off, does not give them dask's
     MALLOC_TRIM_THRESHOLD_ and hands each one run at a time, unless the user's dask configuration (its environment
