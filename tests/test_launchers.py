@@ -127,6 +127,27 @@ def test_a_first_run_starts_its_workers_before_validating(workdir, monkeypatch):
     assert launchers._started is None
 
 
+def test_the_outline_hands_its_composition_to_the_validation(monkeypatch):
+    """run_outline composes once for the command: load_experiment takes that config instead of composing again, and
+    gives the experiment it gives alone; another composition composes afresh."""
+    from forestlab import config
+
+    overrides = ["experiment=quickstart", "seeds=2", "launcher.n_jobs=2"]
+    alone = config.load_experiment(overrides)
+    calls = []
+    real = config._compose_raw
+    monkeypatch.setattr(config, "_compose_raw", lambda o: calls.append(list(o)) or real(o))
+    assert config.run_outline(overrides) is not None
+    assert config.load_experiment(overrides).plan_id == alone.plan_id
+    assert len(calls) == 1
+    config.load_experiment(overrides)  # nothing handed off any more
+    assert len(calls) == 2
+    config.run_outline(overrides)
+    config.load_experiment([*overrides, "seeds=3"])  # other overrides: composed, and the hand-off dropped
+    config.load_experiment(overrides)
+    assert len(calls) == 5
+
+
 def test_workers_started_before_a_refusal_are_stopped(workdir, monkeypatch):
     """Overrides that compose but do not validate: the workers started from the composed config are stopped, and
     the refusal is the usual one line and exit status 2."""
