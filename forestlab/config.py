@@ -733,22 +733,37 @@ def run_outline(overrides: Sequence[str]) -> RunOutline | None:
         return None
 
 
-#: The config :func:`run_outline` composed, with its overrides: the next composition of the same overrides takes it
-#: (once) instead of composing it again.
-_handed_off: tuple[tuple[str, ...], DictConfig] | None = None
+#: What :func:`run_outline`'s composition gave (the config, or the ConfigError), with its overrides: the next
+#: composition of the same overrides takes it (once) instead of composing again.
+_handed_off: tuple[tuple[str, ...], DictConfig | ConfigError] | None = None
 
 
 def _compose_unchecked(overrides: Sequence[str], *, hand_off: bool = False) -> DictConfig:
-    """The composed and resolved config of ``overrides``, Hydra's errors translated; ``hand_off``: also keep it for
-    the next call with the same overrides (which then returns it rather than composing again)."""
-    import yaml
-    from hydra.errors import HydraException
-
+    """The composed and resolved config of ``overrides``, Hydra's errors translated; ``hand_off``: also keep what it
+    gives (the config or the error) for the next call with the same overrides, which then gives it rather than
+    composing again."""
     global _handed_off
     overrides = _normalise_overrides([str(o) for o in overrides])
     handed, _handed_off = _handed_off, None
     if handed is not None and handed[0] == tuple(overrides):
+        if isinstance(handed[1], ConfigError):
+            raise handed[1]
         return handed[1]
+    try:
+        cfg = _compose_translated(overrides)
+    except ConfigError as exc:
+        if hand_off:
+            _handed_off = (tuple(overrides), exc)
+        raise
+    if hand_off:
+        _handed_off = (tuple(overrides), cfg)
+    return cfg
+
+
+def _compose_translated(overrides: list[str]) -> DictConfig:
+    import yaml
+    from hydra.errors import HydraException
+
     try:
         cfg = _compose_raw(overrides)
         OmegaConf.resolve(cfg)
@@ -762,8 +777,6 @@ def _compose_unchecked(overrides: Sequence[str], *, hand_off: bool = False) -> D
         mark = getattr(exc, "problem_mark", None)
         where = f" in {mark.name}" if mark is not None and getattr(mark, "name", None) else ""
         raise ConfigError(f"cannot read a config file{where}: {_yaml_message(exc)}") from None
-    if hand_off:
-        _handed_off = (tuple(overrides), cfg)
     return cfg
 
 

@@ -146,6 +146,15 @@ def test_the_outline_hands_its_composition_to_the_validation(monkeypatch):
     config.load_experiment([*overrides, "seeds=3"])  # other overrides: composed, and the hand-off dropped
     config.load_experiment(overrides)
     assert len(calls) == 5
+    typo = [*overrides, "launcher.n_jobz=2"]  # does not compose: the error is handed off too
+    with pytest.raises(config.ConfigError) as alone_error:
+        config.load_experiment(typo)
+    alone_calls = len(calls) - 5  # composing it, and what finding the valid keys composes
+    assert config.run_outline(typo) is None
+    with pytest.raises(config.ConfigError) as handed_error:
+        config.load_experiment(typo)
+    assert str(handed_error.value) == str(alone_error.value)
+    assert len(calls) == 5 + 2 * alone_calls  # not 3 *
 
 
 def test_workers_started_before_a_refusal_are_stopped(workdir, monkeypatch):
