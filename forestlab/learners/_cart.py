@@ -129,6 +129,16 @@ def _rand_int(low: int, high: int, state: np.ndarray) -> int:
     return low + (s & _RAND_R_MAX) % (high - low)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _entropy_term(count: float, w: float) -> float:
+    """``p * log2(p)`` of a class of weight ``count`` among ``w`` (``p = count / w``), 0 for an empty class, as
+    scikit-learn's Entropy computes each term (subtracting the 0 of an empty class leaves a sum unchanged)."""
+    if count > 0.0:
+        p = count / w
+        return p * (math.log(p) / _LN2)
+    return 0.0
+
+
 @njit(cache=True, error_model="numpy")
 def _impurities(criterion: int, left: np.ndarray, total: np.ndarray, wl: float, wr: float) -> tuple[float, float]:
     """``children_impurity`` of Gini or Entropy: (left, right) impurity from the left class counts and the node's."""
@@ -137,14 +147,8 @@ def _impurities(criterion: int, left: np.ndarray, total: np.ndarray, wl: float, 
         el = 0.0
         er = 0.0
         for c in range(n_classes):
-            ck = left[c]
-            if ck > 0.0:
-                ck /= wl
-                el -= ck * (math.log(ck) / _LN2)
-            ck = total[c] - left[c]
-            if ck > 0.0:
-                ck /= wr
-                er -= ck * (math.log(ck) / _LN2)
+            el -= _entropy_term(left[c], wl)
+            er -= _entropy_term(total[c] - left[c], wr)
         return el, er
     sql = 0.0
     sqr = 0.0
@@ -163,10 +167,7 @@ def _node_impurity(criterion: int, total: np.ndarray, w: float) -> float:
     if criterion == _ENTROPY:
         e = 0.0
         for c in range(n_classes):
-            ck = total[c]
-            if ck > 0.0:
-                ck /= w
-                e -= ck * (math.log(ck) / _LN2)
+            e -= _entropy_term(total[c], w)
         return e
     sq = 0.0
     for c in range(n_classes):
@@ -460,6 +461,21 @@ def _sorted_segment(f: int, start: int, end: int, samples: np.ndarray, vbits: np
     return 1, qmin, span
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _push(st_int: np.ndarray, st_impurity: np.ndarray, top: int, start: int, end: int, depth: int, parent: int,
+          is_left: int, n_known: int, impurity: float) -> None:
+    """Write entry ``top`` of the builder's stack (its class counts are written by the caller): the node's rows
+    ``start:end``, depth, parent, side, the number of constant features known and its impurity, as scikit-learn's
+    ``StackRecord``."""
+    st_int[top, 0] = start
+    st_int[top, 1] = end
+    st_int[top, 2] = depth
+    st_int[top, 3] = parent
+    st_int[top, 4] = is_left
+    st_int[top, 5] = n_known
+    st_impurity[top] = impurity
+
+
 @njit(cache=True, error_model="numpy")
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
     """``a`` (2-d), or a copy with room for at least ``need`` rows (capacity doubled)."""
@@ -567,13 +583,7 @@ def _grow_trees(entries: np.ndarray, x: np.ndarray, vbits: np.ndarray, xrank: np
         st_int = np.empty((cap + 2, 6), dtype=np.int64)
         st_impurity = np.empty(cap + 2)
         st_counts = np.empty((cap + 2, n_classes))
-        st_int[0, 0] = 0
-        st_int[0, 1] = m
-        st_int[0, 2] = 0
-        st_int[0, 3] = -2  # _TREE_UNDEFINED
-        st_int[0, 4] = 0
-        st_int[0, 5] = 0
-        st_impurity[0] = np.inf
+        _push(st_int, st_impurity, 0, 0, m, 0, -2, 0, 0, np.inf)  # parent -2: _TREE_UNDEFINED
         st_counts[0, :] = total
         top = 1
 
@@ -748,23 +758,11 @@ def _grow_trees(entries: np.ndarray, x: np.ndarray, vbits: np.ndarray, xrank: np
                         samples[k] = tmp[k]
 
                 # push the right child, then the left (grown first)
-                st_int[top, 0] = best_pos
-                st_int[top, 1] = end
-                st_int[top, 2] = depth + 1
-                st_int[top, 3] = node_id
-                st_int[top, 4] = 0
-                st_int[top, 5] = n_total
-                st_impurity[top] = impurity_right
+                _push(st_int, st_impurity, top, best_pos, end, depth + 1, node_id, 0, n_total, impurity_right)
                 for c in range(n_classes):
                     st_counts[top, c] = total[c] - best_left[c]
                 top += 1
-                st_int[top, 0] = start
-                st_int[top, 1] = best_pos
-                st_int[top, 2] = depth + 1
-                st_int[top, 3] = node_id
-                st_int[top, 4] = 1
-                st_int[top, 5] = n_total
-                st_impurity[top] = impurity_left
+                _push(st_int, st_impurity, top, start, best_pos, depth + 1, node_id, 1, n_total, impurity_left)
                 st_counts[top, :] = best_left
                 top += 1
             if depth > max_depth_seen:
