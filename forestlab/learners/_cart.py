@@ -819,15 +819,18 @@ class CartGrower:
         self._presorted: tuple[np.ndarray, np.ndarray] | None = None
         self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
+    def _sorted_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each feature's rows in increasing order of value (stable) and those values, shape (d, n) each."""
+        order = np.argsort(self._X, axis=0, kind="stable").T
+        return order, np.take_along_axis(self._X, order.T, axis=0).T
+
     def _presorted_lists(self) -> tuple[np.ndarray, np.ndarray]:
         """Presorted mode's arrays (made once): each feature's (value, row) entries in increasing order of value,
         value bits high and row low (little-endian: covers()), and two buffers of such entries, 24 bytes per value
         of X in all."""
         if self._presorted is None:
-            X = self._X
-            n, d = X.shape
-            order = np.argsort(X, axis=0, kind="stable").T
-            values = np.take_along_axis(X, order.T, axis=0).T
+            n, d = self._X.shape
+            order, values = self._sorted_columns()
             entries = np.ascontiguousarray((values.view(np.uint32).astype(np.uint64) << np.uint64(32))
                                            | order.astype(np.uint64))
             self._presorted = entries, np.empty((2, d, n), dtype=np.uint64)
@@ -837,10 +840,8 @@ class CartGrower:
         """Sort mode's arrays (made once): each value's dense rank among its feature's distinct values, by feature
         and by row, and the value of each rank; 12 bytes per value of X."""
         if self._sorted is None:
-            X = self._X
-            n, d = X.shape
-            order = np.argsort(X, axis=0, kind="stable").T
-            values = np.take_along_axis(X, order.T, axis=0).T
+            n, d = self._X.shape
+            order, values = self._sorted_columns()
             steps = np.ones(values.shape, dtype=np.int32)
             steps[:, 0] = 0
             steps[:, 1:] = values[:, 1:] != values[:, :-1]
