@@ -482,17 +482,8 @@ def _has_plan(results_dir: Path, experiment: str) -> bool:
     """Whether the store in ``results_dir`` has a plan recorded for ``experiment`` (True where it cannot be read:
     then nothing is guessed), read with sqlite3 alone: the store's module imports pandas, a second on a slow
     machine that would delay the workers' start."""
-    import sqlite3
-
-    path = results_dir / "runs.sqlite"
-    if not path.exists():
-        return False
-    try:
-        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1.0)) as conn:
-            return conn.execute("SELECT 1 FROM plans WHERE experiment = ? LIMIT 1", (experiment,)).fetchone() \
-                is not None
-    except sqlite3.Error:
-        return True
+    planned = _planned_in(results_dir)
+    return planned is None or experiment in planned
 
 
 def _stop_workers() -> None:
@@ -698,7 +689,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 
     Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
-    from forestlab.config import cached_experiment
+    from forestlab.config import cached_experiment, resolve_path
     from forestlab.report import experiment_results
     from forestlab.spec import figure_kinds
 
@@ -707,12 +698,18 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     experiment, overrides = _split_args(experiment, overrides)
     names = _experiments_for(experiment, overrides)
     every = experiment is None and names == _registered()  # then yours (experiment.name=) too
+    # every registered experiment asked: those without a plan in the store have no runs to read, and are not composed
+    # (one that sets its own paths may read another store: composed)
+    recorded: set[str] | None = None
     found = 0
-    for i, name in enumerate(names):
+    for name in names:
+        if recorded is not None and name not in recorded and not _sets_own_paths(name):
+            continue
         exp = cached_experiment(_with_experiment(overrides, name))  # kept as JSON: no validation when unchanged
-        if every and i == len(names) - 1:  # the store is known now: your experiments after the registered ones
+        if every:  # the store is known now: your experiments after the registered ones
             every = False
-            names.extend(_named_in_store(exp))
+            recorded = _planned_in(resolve_path(exp.paths.results_dir))
+            names = [*names, *_named_in_store(exp)]
         _check_read_size(exp)
         res = experiment_results(exp)
         command = (shlex.join(["forestlab", "run", *overrides]) if exp.from_choices else
@@ -730,6 +727,32 @@ def _registered() -> list[str]:
     from forestlab.config import list_options
 
     return list_options("experiments")
+
+
+def _planned_in(results_dir: Path) -> set[str] | None:
+    """The experiments with a recorded plan in the store in ``results_dir`` (None where it cannot be read), read
+    with sqlite3 alone (the store's module imports pandas)."""
+    import sqlite3
+
+    path = results_dir / "runs.sqlite"
+    if not path.exists():
+        return set()
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1.0)) as conn:
+            return {name for (name,) in conn.execute("SELECT DISTINCT experiment FROM plans")}
+    except sqlite3.Error:
+        return None
+
+
+def _sets_own_paths(name: str) -> bool:
+    """Whether registered experiment ``name``'s file sets ``paths`` itself (or may, through its defaults list)."""
+    from forestlab.config import load_group_option
+
+    try:
+        node = load_group_option("experiment", name)
+    except Exception:  # noqa: BLE001 - composing it says what is wrong
+        return True
+    return "paths" in node or "paths" in str(node.get("defaults", ""))
 
 
 def _named_in_store(exp: Experiment) -> list[str]:

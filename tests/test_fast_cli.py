@@ -22,14 +22,17 @@ REPO = Path(__file__).resolve().parents[1]
 def test_merged_group_options_are_what_hydra_composes(group: str) -> None:
     """An option whose ``defaults:`` name bases of its group, merged without Hydra: the same content, in the same
     key order, as Hydra's compose of it."""
-    checked = 0
-    for name in config.group_options(group):
-        merged = config._merged_group_option(config.conf_dir(), group, name)
-        if merged is config._NOT_PLAIN:
-            continue
-        composed = config._compose_group_options(config.conf_dir(), group, [name])[name]
-        assert json.dumps(OmegaConf.to_container(merged, resolve=False)) == json.dumps(composed), name
-        checked += 1
+    merged = {name: config._merged_group_option(config.conf_dir(), group, name)
+              for name in config.group_options(group)}
+    plain = [name for name, option in merged.items() if option is not config._NOT_PLAIN]
+    # one Hydra composition holds them all (each option in a package of its own); the first also alone
+    composed = config._compose_group_options(config.conf_dir(), group, plain)
+    if plain:
+        alone = config._compose_group_options(config.conf_dir(), group, plain[:1])[plain[0]]
+        assert json.dumps(composed[plain[0]]) == json.dumps(alone)
+    for name in plain:
+        assert json.dumps(OmegaConf.to_container(merged[name], resolve=False)) == json.dumps(composed[name]), name
+    checked = len(plain)
     assert checked or group != "algorithm"  # the algorithms have bases: the merge is what serves them
 
 
@@ -215,3 +218,41 @@ def test_kept_experiment_damaged_entry_composed_again(tmp_path: Path, monkeypatc
     again = config.cached_experiment(["experiment=quickstart"])
     assert again == composed and again.plan_id == composed.plan_id
     assert config.cached_experiment(["experiment=quickstart"]) == composed  # kept again, whole
+
+
+def test_reading_every_experiment_composes_only_those_the_store_has(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    shared_data_dir: Path) -> None:
+    """`forestlab tables` (figures, compare) over every experiment reads the store once for the experiments it has
+    plans for; the others, which have no runs to read, are not composed (the first registered one is: it says
+    where the store is). What is written is what reading each one writes."""
+    from typer.testing import CliRunner
+
+    from forestlab import cli
+
+    monkeypatch.setenv("FORESTLAB_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("FORESTLAB_DATA_DIR", str(shared_data_dir))
+    monkeypatch.setenv("FORESTLAB_CACHE_DIR", str(tmp_path / "cache"))
+    runner = CliRunner()
+    small = ["seeds=1", "limits.max_estimators=5"]
+    ran = runner.invoke(cli.app, ["run", "experiment=quickstart", *small, "launcher.n_jobs=1", "--quiet"])
+    assert ran.exit_code == 0, ran.output
+    composed: list[str] = []
+    real = config.cached_experiment
+
+    def counting(overrides: Sequence[str], *args, **kwargs):
+        composed.append(next(o.split("=", 1)[1] for o in overrides if o.startswith("experiment=")))
+        return real(overrides, *args, **kwargs)
+
+    monkeypatch.setattr(config, "cached_experiment", counting)
+    every = runner.invoke(cli.app, ["tables", *small])
+    assert every.exit_code == 0, every.output
+    registered = config.list_options("experiments")
+    assert composed == [registered[0], "quickstart"]
+    alone = runner.invoke(cli.app, ["tables", "quickstart", *small])
+    assert every.stdout == alone.stdout and "quickstart" in every.stdout
+
+    # an experiment whose file sets its own paths may read another store: it is composed
+    composed.clear()
+    monkeypatch.setattr(cli, "_sets_own_paths", lambda name: name == registered[-1])
+    assert runner.invoke(cli.app, ["tables", *small]).exit_code == 0
+    assert composed == [registered[0], "quickstart", registered[-1]]
