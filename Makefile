@@ -6,7 +6,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.forestlab-installed
 JOBS   ?= 2
-# pytest workers (pytest-xdist): the suite runs on both cores of a CI machine
+# pytest workers (pytest-xdist): the suite runs on both cores of a CI machine; an idle worker takes tests queued for
+# the other (--dist worksteal), so that neither waits on the other's last long test
 TEST_WORKERS ?= 2
 # Experiments run by `make tables` / `make figures` (default: every registered one, listed after install).
 EXPERIMENTS ?=
@@ -66,11 +67,11 @@ study-experiments: ## List the studies' experiments (what `make reproduce` runs;
 # command); Python recompiles in memory any module edited since
 test: install ## Run the test suite (set FORESTLAB_DATA_MIRROR for the dataset tests)
 	@$(BIN)/python -m compileall -q forestlab
-	$(BIN)/python -m pytest -m "not slow and not network" -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -m "not slow and not network" -q -n $(TEST_WORKERS) --dist worksteal
 
 test-full: install ## Run every test, slow ones included (never the network ones)
 	@$(BIN)/python -m compileall -q forestlab
-	$(BIN)/python -m pytest -m "not network" -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -m "not network" -q -n $(TEST_WORKERS) --dist worksteal
 
 bench: install ## Run the benchmarks and write bench/results.json and bench/results.md
 	$(BIN)/python tests/benchmarks/run.py --out bench

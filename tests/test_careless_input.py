@@ -319,8 +319,8 @@ def test_a_quiet_single_run_keeps_stdout_empty(workdir):
     assert "test_risk" in res.stderr and res.stdout == ""
 
 
-@pytest.mark.slow  # composes every experiment (16 s on a slow 2-core machine)
 def test_no_experiment_has_runs_is_said_once(workdir):
+    """An empty store: one experiment is composed (where the store is), not every one (16 s on a slow machine)."""
     res = runner.invoke(app, ["tables"])
     assert res.exit_code == 0
     assert "no runs stored for any of the" in res.stderr

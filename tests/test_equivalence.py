@@ -15,8 +15,9 @@ commit message:
 
 Figures (PNG/PDF) are compared by their list of files (FILES.txt), not byte for byte.
 
-`make test` renders the smoke size (279 files: every renderer the fixture's experiments reach); the full size
-(quickstart at full size, 21 files) is a slow test (`make test-full`). Regenerating rewrites the goldens of each
+Both sizes are slow tests (`make test-full`): the smoke size (279 files: every renderer the fixture's experiments
+reach) runs four commands over eleven experiments, about a minute of a 2-core machine, the full size (quickstart at
+full size, 21 files) more; `make test` keeps each renderer's own tests. Regenerating rewrites the goldens of each
 size the run renders (the command above renders both).
 """
 from __future__ import annotations
@@ -44,7 +45,10 @@ def _mirror() -> str | None:
 UPDATE = os.environ.get("FORESTLAB_UPDATE_GOLDENS") == "1"
 
 
-@pytest.fixture(scope="module", params=["smoke", pytest.param("full", marks=pytest.mark.slow)])
+pytestmark = pytest.mark.slow  # long end to end: `make test-full`
+
+
+@pytest.fixture(scope="module", params=["smoke", "full"])
 def size(request: pytest.FixtureRequest) -> str:
     return request.param
 

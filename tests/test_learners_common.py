@@ -2,7 +2,8 @@
 
 - scikit-learn's common estimator checks (``parametrize_with_checks``): for every class in
   ``forestlab.learners.REGISTRY`` at test size, and for every ``conf/algorithm/*.yaml`` with that file's parameters
-  (trees and hyperparameter grids shrunk for speed). A check a learner cannot pass is listed with the reason.
+  (trees and hyperparameter grids shrunk for speed; a slow sweep: `make test-full`). A check a learner cannot pass
+  is listed with the reason.
 - the registry (tasks, :func:`~forestlab.learners.register`'s checks), the parameter constraints (one declaration
   per learner, read by the config checks and by ``fit``), and ``run_report`` (the values the runner stores).
 - the family contracts of :mod:`forestlab.learners.checks` (public, for a user who registers a learner): the ranker
@@ -225,8 +226,11 @@ def test_sklearn_compatible_pruned_treerank_with_its_default_folds(estimator, ch
     check(estimator)
 
 
+# every configured algorithm through scikit-learn's checks: `make test-full` (the classes themselves are checked
+# above, at test size; each configuration's parameters are checked, fitted and reported below in `make test`)
+@pytest.mark.slow
 @parametrize_with_checks(list(_CONFIGURED_INSTANCES.values()),
-                          expected_failed_checks=_configured_expected_failed_checks)
+                         expected_failed_checks=_configured_expected_failed_checks)
 def test_sklearn_compatible_configured_algorithm(estimator, check):
     check(estimator)
 
