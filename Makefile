@@ -28,8 +28,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
-	@# compile the tree builder port once (numba's disk cache), not in every worker of the first forest run
-	$(BIN)/python -m forestlab.learners._cart
+	@# compile the numba kernels once (numba's disk cache: the tree builder's port, TreeRank's, RankSVM's, the forest
+	@# kernel's, the PAC-Bayes successors'), not in every worker of the first runs (nor of a fresh clone's tests)
+	$(BIN)/python -m forestlab.learners
 	@touch $(STAMP)
 
 run: install ## Run the default experiment (offline, under a minute) and print its table

@@ -265,8 +265,9 @@ def test_grow_forest_without_the_port_grows_the_same_forest():
 
 @pytest.mark.slow  # compiles the port from nothing, in a fresh numba cache: 40 s on a slow 2-core machine
 def test_warm_up_compiles_what_a_forest_uses(tmp_path):
-    """``python -m forestlab.learners._cart`` (make install) leaves numba's cache such that a forest grown in a new
-    process compiles nothing more: the cache folder is the same before and after it."""
+    """``python -m forestlab.learners._cart`` (what ``make install``'s ``python -m forestlab.learners`` runs first)
+    leaves numba's cache such that a forest grown in a new process compiles nothing more: the cache folder is the
+    same before and after it."""
     import subprocess
     import sys
 
@@ -282,3 +283,32 @@ def test_warm_up_compiles_what_a_forest_uses(tmp_path):
     after = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
     cart = [n for n in after if "_cart" in n]
     assert cart and [n for n in before if "_cart" in n] == cart
+
+
+@pytest.mark.slow  # compiles every kernel from nothing, in a fresh numba cache: about a minute on a slow machine
+def test_install_warm_up_compiles_what_each_family_uses(tmp_path):
+    """``python -m forestlab.learners`` (make install) leaves numba's cache such that a new process fitting each
+    family that calls compiled kernels (ranking trees and forests, RankSVM, the forest-kernel SVM, a PAC-Bayes
+    successor), on other data and sizes, compiles nothing more: their cache files are the same before and after."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", "forestlab.learners"], env=env, check=True, timeout=600,
+                   capture_output=True)
+    kernels = ("_cart", "_treerank_kernels", "_ranksvm_kernels", "_kernel_counts", "_pacbayes_kernels")
+
+    def cached() -> dict[str, list[str]]:
+        files = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+        return {k: [n for n in files if n.startswith(f"{k}.")] for k in kernels}
+
+    before = cached()
+    assert all(before.values()), before
+    fit = ("import numpy as np\nfrom forestlab.learners import get_learner\n"
+           "rng = np.random.RandomState(1)\nX = rng.normal(size=(120, 8))\ny = np.where(X[:, 0] > 0, 1, -1)\n"
+           "for name, params in (('treerank', {'max_depth': 4}), ('ranking_forest', {'n_estimators': 3}),\n"
+           "        ('ranksvm', {}), ('forest_svm', {'n_estimators': 5}), ('cctnd', {'n_estimators': 4})):\n"
+           "    est = get_learner(name)(**params, random_state=0).fit(X, y)\n"
+           "    (est.decision_function if hasattr(est, 'decision_function') else est.predict)(X)\n")
+    subprocess.run([sys.executable, "-c", fit], env=env, check=True, timeout=600, capture_output=True)
+    assert cached() == before
