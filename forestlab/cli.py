@@ -425,14 +425,14 @@ def _start_workers_early(exps: Sequence[Experiment], force: bool) -> None:
     left to do, as the plans recorded in the store tell (a rerun with nothing left starts none). A wrong guess
     costs start-up time, never a result: the runner starts or resizes the pool it needs."""
     launcher = exps[0].launcher
-    if str(launcher.backend) != "loky" or any(e.launcher.as_dict() != launcher.as_dict() for e in exps):
-        return  # dask's workers are already running; different launchers are refused by the runner
-    from forestlab.launchers import start_workers, worker_count
-
+    if any(e.launcher.as_dict() != launcher.as_dict() for e in exps):
+        return  # different launchers are refused by the runner
     n_jobs = int(launcher.n_jobs)
-    if n_jobs == 0 or worker_count(n_jobs, n_jobs) < 2:
+    workers = _early_workers(str(launcher.backend), n_jobs)
+    if not workers:
         return
     from forestlab.config import resolve_path
+    from forestlab.launchers import start_workers
     from forestlab.store import Store
 
     left = 0
@@ -447,8 +447,23 @@ def _start_workers_early(exps: Sequence[Experiment], force: bool) -> None:
                 left += sum(1 for key in recorded.keys if statuses.get(key) != "done")
     except ForestlabError:
         return  # a store that cannot be read: the run says why, with its own message
-    if left >= 2 * worker_count(n_jobs, n_jobs):
+    if left >= _RUNS_A_WORKER * workers:
         start_workers(n_jobs)
+
+
+#: The fewest runs a worker must have left for a run's workers to be started before it plans.
+_RUNS_A_WORKER = 2
+
+
+def _early_workers(backend: str, n_jobs: int) -> int:
+    """How many workers a run of this launcher would start before planning: its loky workers when there are at
+    least two, else 0 (dask's workers are already running; one worker is this process's own pace)."""
+    if backend != "loky" or n_jobs == 0:
+        return 0
+    from forestlab.launchers import worker_count
+
+    workers = worker_count(n_jobs, n_jobs)
+    return workers if workers >= 2 else 0
 
 
 def _start_workers_before_validating(overrides: Sequence[str]) -> None:
@@ -468,13 +483,13 @@ def _start_workers_before_validating(overrides: Sequence[str]) -> None:
     if is_kept(overrides):
         return  # read back in milliseconds: _start_workers_early decides, from the plan
     outline = run_outline(overrides)
-    if outline is None or outline.backend != "loky" or outline.n_jobs in (0, 1):
+    if outline is None:
+        return  # the validation says what is wrong
+    workers = _early_workers(outline.backend, outline.n_jobs)
+    if not workers or outline.min_runs < _RUNS_A_WORKER * workers or _has_plan(outline.results_dir, outline.name):
         return
-    from forestlab.launchers import start_workers, worker_count
+    from forestlab.launchers import start_workers
 
-    workers = worker_count(outline.n_jobs, outline.n_jobs)
-    if workers < 2 or outline.min_runs < 2 * workers or _has_plan(outline.results_dir, outline.name):
-        return
     start_workers(outline.n_jobs)
 
 
