@@ -704,7 +704,7 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
 
     Never silent: an experiment chosen by name or by the overrides (``dataset=``/``algorithm=``: the single runs)
     that has no runs says so; when none of the experiments looked at has runs, one line says that too."""
-    from forestlab.config import cached_experiment, resolve_path
+    from forestlab.config import cached_experiment, override_key, resolve_path
     from forestlab.report import experiment_results
     from forestlab.spec import figure_kinds
 
@@ -714,16 +714,17 @@ def _stored_results(experiment: str | None, overrides: Sequence[str] | None,
     names = _experiments_for(experiment, overrides)
     every = experiment is None and names == _registered()  # then yours (experiment.name=) too
     # every registered experiment asked: those without a plan in the store have no runs to read, and are not composed
-    # (one that sets its own paths may read another store: composed)
+    # (one that may record its plans elsewhere is: see _may_plan_elsewhere; so is every one when the overrides rename)
+    renamed = any(override_key(o) == "experiment.name" for o in overrides if "=" in o)
     recorded: set[str] | None = None
     found = 0
     for name in names:
-        if recorded is not None and name not in recorded and not _sets_own_paths(name):
+        if recorded is not None and name not in recorded and not _may_plan_elsewhere(name):
             continue
         exp = cached_experiment(_with_experiment(overrides, name))  # kept as JSON: no validation when unchanged
         if every:  # the store is known now: your experiments after the registered ones
             every = False
-            recorded = _planned_in(resolve_path(exp.paths.results_dir))
+            recorded = None if renamed else _planned_in(resolve_path(exp.paths.results_dir))
             names = [*names, *_named_in_store(exp)]
         _check_read_size(exp)
         res = experiment_results(exp)
@@ -759,11 +760,15 @@ def _planned_in(results_dir: Path) -> set[str] | None:
         return None
 
 
-def _sets_own_paths(name: str) -> bool:
-    """Whether registered experiment ``name``'s file sets ``paths`` itself (or may, through its defaults list)."""
-    from forestlab.config import load_group_option
+def _may_plan_elsewhere(name: str) -> bool:
+    """Whether registered experiment ``name`` may record its plans under another name or in another store than the
+    others: its file names it otherwise (``experiment.name``) or sets ``paths`` (itself, or through its defaults
+    list). Such an experiment is composed to be read, whatever the store's plans."""
+    from forestlab.config import experiment_setting, load_group_option
 
     try:
+        if experiment_setting(name, "name", name) != name:
+            return True
         node = load_group_option("experiment", name)
     except Exception:  # noqa: BLE001 - composing it says what is wrong
         return True

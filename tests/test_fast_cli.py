@@ -251,8 +251,10 @@ def test_reading_every_experiment_composes_only_those_the_store_has(tmp_path: Pa
     alone = runner.invoke(cli.app, ["tables", "quickstart", *small])
     assert every.stdout == alone.stdout and "quickstart" in every.stdout
 
-    # an experiment whose file sets its own paths may read another store: it is composed
+    # an experiment that may record its plans elsewhere (its file sets paths, or names it otherwise) is composed;
+    # none of the registered ones does
+    assert not any(cli._may_plan_elsewhere(name) for name in registered)
     composed.clear()
-    monkeypatch.setattr(cli, "_sets_own_paths", lambda name: name == registered[-1])
+    monkeypatch.setattr(cli, "_may_plan_elsewhere", lambda name: name == registered[-1])
     assert runner.invoke(cli.app, ["tables", *small]).exit_code == 0
     assert composed == [registered[0], "quickstart", registered[-1]]
