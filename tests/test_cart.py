@@ -263,33 +263,12 @@ def test_grow_forest_without_the_port_grows_the_same_forest():
         assert_same_tree(a.tree_, b.tree_)
 
 
-@pytest.mark.slow  # compiles the port from nothing, in a fresh numba cache: 40 s on a slow 2-core machine
-def test_warm_up_compiles_what_a_forest_uses(tmp_path):
-    """``python -m forestlab.learners._cart`` (what ``make install``'s ``python -m forestlab.learners`` runs first)
-    leaves numba's cache such that a forest grown in a new process compiles nothing more: the cache folder is the
-    same before and after it."""
-    import subprocess
-    import sys
-
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    subprocess.run([sys.executable, "-m", "forestlab.learners._cart"], env=env, check=True, timeout=300)
-    before = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
-    assert any(name.endswith(".nbi") for name in before)
-    grow = ("import numpy as np\nfrom forestlab.learners._forest import BreimanForestClassifier\n"
-            "X = np.random.RandomState(0).normal(size=(80, 5))\ny = (X[:, 0] > 0).astype(int)\n"
-            "for mf, crit in ((5, 'gini'), (1, 'gini'), (5, 'entropy'), (1, 'entropy')):\n"
-            "    BreimanForestClassifier(n_estimators=3, max_features=mf, criterion=crit, random_state=0).fit(X, y)\n")
-    subprocess.run([sys.executable, "-c", grow], env=env, check=True, timeout=300)
-    after = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
-    cart = [n for n in after if "_cart" in n]
-    assert cart and [n for n in before if "_cart" in n] == cart
-
-
 @pytest.mark.slow  # compiles every kernel from nothing, in a fresh numba cache: about a minute on a slow machine
 def test_install_warm_up_compiles_what_each_family_uses(tmp_path):
-    """``python -m forestlab.learners`` (make install) leaves numba's cache such that a new process fitting each
-    family that calls compiled kernels (ranking trees and forests, RankSVM, the forest-kernel SVM, a PAC-Bayes
-    successor), on other data and sizes, compiles nothing more: their cache files are the same before and after."""
+    """``python -m forestlab.learners`` (make install: the port's ``_cart.warm_up``, then each family that calls
+    compiled kernels) leaves numba's cache such that a new process growing forests in both modes with both criteria,
+    and fitting ranking trees and forests, RankSVM, the forest-kernel SVM and a PAC-Bayes successor on other data
+    and sizes, compiles nothing more: their cache files are the same before and after."""
     import subprocess
     import sys
 
@@ -305,6 +284,10 @@ def test_install_warm_up_compiles_what_each_family_uses(tmp_path):
     before = cached()
     assert all(before.values()), before
     fit = ("import numpy as np\nfrom forestlab.learners import get_learner\n"
+           "from forestlab.learners._forest import BreimanForestClassifier\n"
+           "X = np.random.RandomState(0).normal(size=(80, 5))\ny = (X[:, 0] > 0).astype(int)\n"
+           "for mf, crit in ((5, 'gini'), (1, 'gini'), (5, 'entropy'), (1, 'entropy')):\n"
+           "    BreimanForestClassifier(n_estimators=3, max_features=mf, criterion=crit, random_state=0).fit(X, y)\n"
            "rng = np.random.RandomState(1)\nX = rng.normal(size=(120, 8))\ny = np.where(X[:, 0] > 0, 1, -1)\n"
            "for name, params in (('treerank', {'max_depth': 4}), ('ranking_forest', {'n_estimators': 3}),\n"
            "        ('ranksvm', {}), ('forest_svm', {'n_estimators': 5}), ('cctnd', {'n_estimators': 4})):\n"
