@@ -113,11 +113,11 @@ REFERENCE = "21730db^"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _reference_checkout(into: Path) -> bool:
-    """forestlab's package at :data:`REFERENCE` under ``into`` (``git archive``); False where git or the commit is
-    not at hand (a copy without history)."""
+def _reference_checkout(into: Path, commit: str | None = None) -> bool:
+    """forestlab's package at ``commit`` (default :data:`REFERENCE`) under ``into`` (``git archive``); False where
+    git or the commit is not at hand (a copy without history)."""
     try:
-        blob = subprocess.run(["git", "archive", "--format=tar", REFERENCE, "forestlab"], cwd=REPO,
+        blob = subprocess.run(["git", "archive", "--format=tar", commit or REFERENCE, "forestlab"], cwd=REPO,
                               capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return False

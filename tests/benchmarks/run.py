@@ -25,7 +25,8 @@ MODULES = {"runner": "bench_runner", "forest": "bench_forest", "pacbayes": "benc
            "treerank": "bench_treerank", "depecker": "bench_depecker", "ranksvm": "bench_ranksvm",
            "modern_rankers": "bench_modern_rankers", "modern_tests": "bench_modern_tests",
            "modern_experiments": "bench_modern_experiments",
-           "svm_leafrank": "bench_svm_leafrank", "heavy_learners": "bench_heavy_learners",
+           "svm_leafrank": "bench_svm_leafrank", "svm_workload": "bench_svm_workload",
+           "heavy_learners": "bench_heavy_learners",
            "courses": "bench_courses", "cli": "bench_cli", "wu2021": "bench_wu2021",
            "report": "bench_report", "scaleout": "bench_scaleout", "reproduction": "bench_reproduction"}
 #: Left out of a bare `make bench` (run with --only): the whole reproduction takes about 45 min on 2 cores.
