@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,12 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
 import bench_heavy_learners as bench  # noqa: E402
 
 
-def _has_reference() -> bool:
-    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", bench.REFERENCE + "^{commit}"],
-                          cwd=bench.REPO, capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not _has_reference(), reason=f"{bench.REFERENCE} is not in this clone's history (shallow?)")
+@pytest.mark.skipif(not bench.has_commit(bench.REFERENCE),
+                    reason=f"{bench.REFERENCE} is not in this clone's history (shallow?)")
 def test_the_reference_is_the_package_before_issue_24(tmp_path: Path) -> None:
     assert bench._reference_checkout(tmp_path)
     ranksvm = (tmp_path / "forestlab" / "learners" / "_ranksvm.py").read_text(encoding="utf-8")

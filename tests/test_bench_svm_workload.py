@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,16 +11,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
 import bench_svm_workload as bench  # noqa: E402
+from bench_heavy_learners import has_commit  # noqa: E402
 
 from forestlab.config import compose  # noqa: E402
 
 
-def _has_reference() -> bool:
-    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", bench.REFERENCE + "^{commit}"],
-                          cwd=bench.REPO, capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not _has_reference(), reason=f"{bench.REFERENCE} is not in this clone's history (shallow?)")
+@pytest.mark.skipif(not has_commit(bench.REFERENCE),
+                    reason=f"{bench.REFERENCE} is not in this clone's history (shallow?)")
 def test_the_reference_is_the_svm_leafrank_before_issue_24(tmp_path: Path) -> None:
     assert bench._reference_checkout(tmp_path, bench.REFERENCE)
     treerank = (tmp_path / "forestlab" / "learners" / "_treerank.py").read_text(encoding="utf-8")

@@ -113,6 +113,15 @@ REFERENCE = "21730db^"
 REPO = Path(__file__).resolve().parents[2]
 
 
+def has_commit(commit: str) -> bool:
+    """Whether this checkout's history holds ``commit`` (a shallow clone may not)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--verify", "--quiet", commit + "^{commit}"], cwd=REPO,
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
 def _reference_checkout(into: Path, commit: str | None = None) -> bool:
     """forestlab's package at ``commit`` (default :data:`REFERENCE`) under ``into`` (``git archive``); False where
     git or the commit is not at hand (a copy without history)."""
