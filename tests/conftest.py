@@ -39,13 +39,14 @@ def _numpy_avx512_targets() -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-CAN_RUN_REFERENCE_BLAS = {"avx2", "fma"} <= _cpu_flags()
+_CPU_FLAGS = _cpu_flags()
+CAN_RUN_REFERENCE_BLAS = {"avx2", "fma"} <= _CPU_FLAGS
 if CAN_RUN_REFERENCE_BLAS:  # before numpy and scipy load their OpenBLAS (read at load time, inherited by children)
     os.environ.setdefault("OPENBLAS_CORETYPE", REFERENCE_BLAS)
     # numpy picks its own loops by CPU too: on an AVX-512 machine its exp (the RBF kernels) and other loops take
     # AVX-512 paths whose last bits differ from the AVX2 ones the pinned numbers were computed with (RankRLS's and
     # RankSVM's test scores in test_inner_cv_numbers, on 2026-11-27's AVX-512 EPYC); the tests leave those paths out
-    if "avx512f" in _cpu_flags() and "NPY_DISABLE_CPU_FEATURES" not in os.environ:
+    if "avx512f" in _CPU_FLAGS and "NPY_DISABLE_CPU_FEATURES" not in os.environ:
         os.environ["NPY_DISABLE_CPU_FEATURES"] = _numpy_avx512_targets()
 
 import pytest  # noqa: E402
