@@ -135,11 +135,18 @@ def _reference_checkout(into: Path, commit: str | None = None) -> bool:
     return True
 
 
+def path_first(python_path: Path) -> dict[str, str]:
+    """This process's environment with ``python_path`` first on PYTHONPATH: a child started from a script (whose
+    own folder, not the working directory, leads ``sys.path``) then imports that checkout's forestlab, ahead of
+    the installed one."""
+    return {**os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(python_path), os.environ.get("PYTHONPATH")]))}
+
+
 def _process_seconds(case: str, repeats: int, python_path: Path) -> float:
     """This file's ``--case`` in a fresh process with ``python_path``'s forestlab first on the path."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(python_path), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, __file__, "--case", case, "--repeats", str(repeats)], env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, __file__, "--case", case, "--repeats", str(repeats)],
+                         env=path_first(python_path), capture_output=True, text=True, check=True).stdout
     return float(out.split(":")[1].split()[0])
 
 

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_heavy_learners import _reference_checkout  # tests/benchmarks/bench_heavy_learners.py
+from bench_heavy_learners import _reference_checkout, path_first  # tests/benchmarks/bench_heavy_learners.py
 from pairs import alternating, median_ratio  # tests/benchmarks/pairs.py
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,31 +63,28 @@ REFERENCE = "62acd88^"
 
 def prepare(folder: Path) -> None:
     """Write each dataset's first training and test part (``<dataset>.npz``) and ``params.json`` (each
-    configuration's estimator and parameters) into ``folder``."""
+    configuration's estimator and parameters, as the resolved experiment gives them to its runs) into ``folder``."""
     from sklearn.model_selection import StratifiedKFold
 
-    from forestlab.config import load_group_option, to_container
+    import forestlab.studies  # noqa: F401 - the studies' figure kinds, which the experiment's figures name
+    from forestlab.config import load_experiment
     from forestlab.datasets import load_dataset
 
-    experiment = to_container(load_group_option("experiment", EXPERIMENT))["experiment"]
-    missing = sorted(set(ALGORITHMS) - set(experiment["algorithms"]))
+    experiment = load_experiment([f"experiment={EXPERIMENT}"])
+    algorithms = {a.name: a for a in experiment.algorithms}
+    missing = sorted(set(ALGORITHMS) - set(algorithms))
     if missing:
         raise SystemExit(f"{EXPERIMENT} no longer runs {missing}")
     mirror = os.environ.get("FORESTLAB_DATA_MIRROR") or str(REPO.parent / "shared" / "datasets")
-    names = list(experiment["datasets"])
-    for name in names:
-        data = load_dataset(to_container(load_group_option("dataset", name)),
-                            data_dir=Path(tempfile.gettempdir()) / "forestlab_bench_data", mirror=mirror,
-                            download=False)
+    for dataset in experiment.datasets:
+        data = load_dataset(dataset.cfg, data_dir=Path(tempfile.gettempdir()) / "forestlab_bench_data",
+                            mirror=mirror, download=False)
         train, test = next(StratifiedKFold(n_splits=10, shuffle=True, random_state=0).split(data.X, data.y))
-        np.savez(folder / f"{name}.npz", X_train=data.X[train], y_train=data.y[train], X_test=data.X[test])
-    configs = {}
-    for name in ALGORITHMS:
-        algorithm = to_container(load_group_option("algorithm", name))
-        params = dict(algorithm["params"])
-        params.update(experiment.get("params", {}) if algorithm["estimator"] == "ranking_forest" else {})
-        configs[name] = {"estimator": algorithm["estimator"], "params": params}
-    (folder / "params.json").write_text(json.dumps({"datasets": names, "algorithms": configs}, indent=1))
+        np.savez(folder / f"{dataset.name}.npz", X_train=data.X[train], y_train=data.y[train], X_test=data.X[test])
+    configs = {name: {"estimator": algorithms[name].estimator, "params": algorithms[name].params}
+               for name in ALGORITHMS}
+    (folder / "params.json").write_text(json.dumps({"datasets": [d.name for d in experiment.datasets],
+                                                    "algorithms": configs}, indent=1))
 
 
 def workload(folder: Path) -> dict[str, dict[str, object]]:
@@ -116,9 +113,8 @@ def workload(folder: Path) -> dict[str, dict[str, object]]:
 
 
 def _process(folder: Path, python_path: Path) -> dict[str, dict[str, object]]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(python_path), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, __file__, "--workload", str(folder)], env=env, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run([sys.executable, __file__, "--workload", str(folder)], env=path_first(python_path),
+                          capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
@@ -138,9 +134,14 @@ def run(out: dict, rounds: int = 2) -> None:
             out["svm_leafrank_table_a1"] = {"not_measured": f"{REFERENCE} is not in this checkout's history"}
             return
         _process(folder, REPO)  # numba's cache of this code's kernels, and the data in the page cache
-        befores, afters = [], []
-        pairs = alternating(lambda: befores.append(_process(folder, reference)) or sum_s(befores[-1]),
-                            lambda: afters.append(_process(folder, REPO)) or sum_s(afters[-1]), rounds)
+        befores: list[dict] = []
+        afters: list[dict] = []
+
+        def timed(python_path: Path, into: list[dict]) -> float:
+            into.append(_process(folder, python_path))
+            return sum_s(into[-1])
+
+        pairs = alternating(lambda: timed(reference, befores), lambda: timed(REPO, afters), rounds)
     section: dict[str, object] = {}
     for name in ALGORITHMS:
         b = [r[name]["s"] for r in befores]
