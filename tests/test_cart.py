@@ -267,15 +267,15 @@ def test_grow_forest_without_the_port_grows_the_same_forest():
 def test_install_warm_up_compiles_what_each_family_uses(tmp_path):
     """``python -m forestlab.learners`` (make install: the port's ``_cart.warm_up``, then each family that calls
     compiled kernels) leaves numba's cache such that a new process growing forests in both modes with both criteria,
-    and fitting ranking trees and forests, RankSVM, the forest-kernel SVM and a PAC-Bayes successor on other data
-    and sizes, compiles nothing more: their cache files are the same before and after."""
+    and fitting ranking trees and forests (the SVM LeafRank's too), RankSVM, the forest-kernel SVM and a PAC-Bayes
+    successor on other data and sizes, compiles nothing more: their cache files are the same before and after."""
     import subprocess
     import sys
 
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-m", "forestlab.learners"], env=env, check=True, timeout=600,
                    capture_output=True)
-    kernels = ("_cart", "_treerank_kernels", "_ranksvm_kernels", "_kernel_counts", "_pacbayes_kernels")
+    kernels = ("_cart", "_treerank_kernels", "_svm_gram", "_ranksvm_kernels", "_kernel_counts", "_pacbayes_kernels")
 
     def cached() -> dict[str, list[str]]:
         files = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
@@ -290,6 +290,7 @@ def test_install_warm_up_compiles_what_each_family_uses(tmp_path):
            "    BreimanForestClassifier(n_estimators=3, max_features=mf, criterion=crit, random_state=0).fit(X, y)\n"
            "rng = np.random.RandomState(1)\nX = rng.normal(size=(120, 8))\ny = np.where(X[:, 0] > 0, 1, -1)\n"
            "for name, params in (('treerank', {'max_depth': 4}), ('ranking_forest', {'n_estimators': 3}),\n"
+           "        ('ranking_forest', {'n_estimators': 3, 'leafrank': 'svm', 'svm_kernel': 'linear'}),\n"
            "        ('ranksvm', {}), ('forest_svm', {'n_estimators': 5}), ('cctnd', {'n_estimators': 4})):\n"
            "    est = get_learner(name)(**params, random_state=0).fit(X, y)\n"
            "    (est.decision_function if hasattr(est, 'decision_function') else est.predict)(X)\n")

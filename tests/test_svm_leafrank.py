@@ -1,6 +1,9 @@
 """The SVM LeafRank (depecker2010 §2.7) calls libsvm's trainer directly (issue 24: SVC's wrapper cost about twice
-libsvm's own time on a forest's nodes); these tests hold it to the same numbers as ``SVC``:
+libsvm's own time on a forest's nodes), on a kernel matrix computed beforehand (``_svm_gram``: libsvm's per-pair kernel
+calls were about half of its time); these tests hold it to the same numbers as ``SVC``:
 
+- the kernel matrix rounds to libsvm's single-precision entries, on data made to stress the bounds, and with the exact
+  path forced everywhere; nodes too big for the matrix go through libsvm's own kernel to the same model;
 - the model (support vectors, dual coefficients, intercept, linear coefficients) equals the one ``SVC`` fits on the
   same node problem, bit for bit, and so does the decision function on new points (against the expression the
   rule evaluated before it was computed in place);
@@ -36,7 +39,11 @@ def _node_problem(seed: int, n: int, q: int, p: float, counts: bool) -> tuple[np
     pos = rng.random(n) < p
     pos[:2] = [True, False]
     X = rng.normal(size=(n, q)) + 0.7 * pos[:, None] * (np.arange(q) % 2 == 0)
-    w = rng.integers(1, 4, n).astype(float) if counts else rng.uniform(0.2, 2.0, n)
+    if counts == "zeros":  # a bootstrap's multiplicities: about a third of the points drawn 0 times
+        w = rng.poisson(1.0, n).astype(float)
+        w[:2] = 1.0
+    else:
+        w = rng.integers(1, 4, n).astype(float) if counts else rng.uniform(0.2, 2.0, n)
     return X, pos, w
 
 
@@ -60,6 +67,7 @@ def _reference_decision(svm: SVC, X: np.ndarray) -> np.ndarray:
     (0, 150, 3, 0.5, True, 1.0, 0.3),
     (1, 400, 8, 0.2, False, 0.5, 0.05),
     (2, 60, 12, 0.7, True, 2.0, 1.0),
+    (4, 700, 30, 0.4, "zeros", 1.0, 1 / 30),
 ])
 def test_the_direct_libsvm_call_fits_svcs_model_bit_for_bit(kernel, seed, n, q, p, counts, C, gamma):
     X, pos, w = _node_problem(seed, n, q, p, counts)
@@ -142,3 +150,61 @@ def test_svm_forests_keep_the_numbers_of_main(data, params, leaves, digest, test
     assert forest.tree_n_leaves_.tolist() == leaves
     assert hashlib.sha1(np.round(scores, 9).tobytes()).hexdigest()[:16] == digest
     assert round(roc_auc_score(y_test, scores), 12) == test_auc
+
+
+def _stress_points(seed: int, n: int, q: int) -> np.ndarray:
+    """Rows of very different norms, near-duplicates and near-orthogonal pairs: where a dot product's rounding is
+    largest against its value."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, q)) * rng.choice([1e-3, 1.0, 30.0], size=(n, 1))
+    X[1::7] = X[::7][: len(X[1::7])] + 1e-9 * rng.normal(size=(len(X[1::7]), q))
+    X[3] = 1.0
+    X[4::11, 0] = -X[4::11, 1:].sum(axis=1)  # nearly orthogonal to the all-ones row X[3]
+    return X
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize(("seed", "n", "q", "gamma"), [(0, 300, 5, 0.2), (1, 250, 40, 1 / 40), (2, 120, 1, 3.0)])
+def test_the_kernel_matrix_rounds_to_libsvms_entries(kernel, seed, n, q, gamma):
+    """Every off-diagonal entry rounds to the same float32 as libsvm's own kernel's (computed here entry by entry
+    libsvm's way, by forcing the exact path with a huge slack), and the diagonal is libsvm's in float64."""
+    from forestlab.learners._svm_gram import _bound, libsvm_gram
+
+    X = _stress_points(seed, n, q)
+    fast, n_exact = libsvm_gram(X, kernel, gamma)
+    exact, n_all = libsvm_gram(X, kernel, gamma, slack=1e250)
+    off_diagonal = ~np.eye(n, dtype=bool)
+    # the forced path computed every entry libsvm's way but those that round to a float32 0 (0 either way)
+    assert n_all >= np.count_nonzero(exact[off_diagonal].astype(np.float32)) > n_exact
+    assert np.array_equal(fast.astype(np.float32), exact.astype(np.float32))
+    assert np.array_equal(np.diag(fast), np.diag(exact))
+    # the bound itself, without the default's doubling, holds the product's distance to libsvm's values
+    raw, _ = libsvm_gram(X, kernel, gamma, slack=0.0)  # nothing computed libsvm's way but the diagonal
+    sq = np.diag(exact) if kernel == "linear" else np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq) * (1.0 + 4.0 * 2.0 ** -53 * (q + 2))
+    c_dot = 2.0 * (q * 2.0 ** -53 / (1.0 - q * 2.0 ** -53)) * 1.000001
+    pairs = np.random.default_rng(seed).integers(0, n, size=(3000, 2))
+    for i, j in pairs[pairs[:, 0] != pairs[:, 1]]:
+        bound = _bound(kernel == "rbf", raw[i, j], gamma, sq[i], sq[j], norms[i] * norms[j], c_dot, 1.0)
+        assert abs(raw[i, j] - exact[i, j]) <= bound
+    if kernel == "rbf":
+        assert np.all(np.diag(fast) == 1.0)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_the_kernel_matrix_gives_svcs_model_on_the_exact_path_and_past_the_size_limit(kernel, monkeypatch):
+    """The same model as SVC's with every entry computed libsvm's way, and for a node above the matrix's size limit
+    (libsvm's own kernel)."""
+    from forestlab.learners import _svm_gram, _treerank
+
+    X, pos, w = _node_problem(6, 300, 7, 0.5, "zeros")
+    p_hat = float(w[pos].sum() / w.sum())
+    svm = SVC(kernel=kernel, gamma=0.1, class_weight={1: 1.0 - p_hat, -1: p_hat}).fit(X, np.where(pos, 1, -1),
+                                                                                       sample_weight=w)
+    for patch in ((_svm_gram, "SLACK", 1e250), (_treerank, "_GRAM_MAX_POINTS", 100)):
+        with monkeypatch.context() as m:
+            m.setattr(*patch)
+            support_vectors, dual_coef, intercept = _fit_libsvm(X, pos, w, kernel, 1.0, 0.1, p_hat)
+        assert np.array_equal(support_vectors, svm.support_vectors_)
+        assert np.array_equal(dual_coef, svm.dual_coef_[0])
+        assert intercept == float(svm.intercept_[0])

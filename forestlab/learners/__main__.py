@@ -5,7 +5,8 @@ without this, a fresh installation's first runs pay the compilation in every wor
 family's kernels, about 55 s of one core on a slow 2-core machine, the tree builder's port about 20 s of it), and so
 does each worker of a fresh clone's test suite. Here each family is fitted once on a tiny problem, through the
 learners themselves, so the kernels are compiled for the arrays the runs pass them: the tree builder's port
-(:func:`forestlab.learners._cart.warm_up`), TreeRank's (a ranking tree, its routing), RankSVM's pairwise counts and
+(:func:`forestlab.learners._cart.warm_up`), TreeRank's (a ranking tree, its routing; the SVM LeafRank's kernel
+matrix), RankSVM's pairwise counts and
 line search, the forest kernel's shared-leaf counts and the PAC-Bayes successors' tandem matrices. A kernel only a
 rarer path calls is compiled where it is first called, as before.
 """
@@ -29,8 +30,8 @@ def warm_up() -> list[tuple[str, float]]:
     t0 = time.perf_counter()
     _cart.warm_up()
     timings.append(("tree builder port", time.perf_counter() - t0))
-    for name, params in (("treerank", {}), ("ranksvm", {}), ("forest_svm", {"n_estimators": 3}),
-                         ("cctnd", {"n_estimators": 3})):
+    for name, params in (("treerank", {}), ("treerank", {"leafrank": "svm", "max_depth": 2}), ("ranksvm", {}),
+                         ("forest_svm", {"n_estimators": 3}), ("cctnd", {"n_estimators": 3})):
         t0 = time.perf_counter()
         est = get_learner(name)(**params, random_state=0)
         with warnings.catch_warnings():

@@ -32,7 +32,9 @@ routing structure: for the CART and axis LeafRanks every master split is itself 
 and all of them are chained into one decision graph that a new point walks once. Those two LeafRanks are grown by
 compiled code (numba, :mod:`forestlab.learners._treerank_kernels`): a presorted weighted CART that never re-sorts;
 the SVM and dyadic LeafRanks run a Python loop over the master nodes (the SVM's libsvm trainer called directly,
-with the arguments ``SVC`` passes it: the same model without the wrapper's per-node cost).
+with the arguments ``SVC`` passes it, on a kernel matrix computed beforehand to libsvm's single-precision entries,
+:mod:`forestlab.learners._svm_gram`: the same model without the wrapper's per-node cost and libsvm's per-pair kernel
+calls).
 """
 
 from __future__ import annotations
@@ -363,6 +365,11 @@ _SVC_DEFAULTS = {name: getattr(SVC(), name) for name in ("degree", "coef0", "tol
                                                          "max_iter")}
 
 
+#: Largest node (points of positive weight) whose kernel matrix is given to libsvm whole (``_svm_gram``: 72 MB in
+#: float64); above it libsvm computes its kernel itself. Either way the same model.
+_GRAM_MAX_POINTS = 3000
+
+
 def _fit_libsvm(X: np.ndarray, pos: np.ndarray, w: np.ndarray, kernel: str, C: float, gamma: float,
                 p_hat: float) -> tuple[np.ndarray, np.ndarray, float]:
     """``SVC(kernel, C, gamma, class_weight={1: 1 − p̂, −1: p̂}).fit(X, ±1, sample_weight=w)`` without its
@@ -370,17 +377,34 @@ def _fit_libsvm(X: np.ndarray, pos: np.ndarray, w: np.ndarray, kernel: str, C: f
     them; its class weights in that order), so the same model, bit for bit, as ``SVC`` fits. The wrapper's input
     validation, parameter checks and target encoding cost about twice libsvm's own time on a LeafRank's nodes,
     and TreeRank has already checked the data. Returns SVC's ``support_vectors_``, ``dual_coef_[0]`` and
-    ``intercept_[0]``."""
+    ``intercept_[0]``.
+
+    libsvm drops the points of zero weight before it solves (scikit-learn's ``remove_zero_weight``); they are
+    dropped here first, and the kernel matrix of the others is given to libsvm whole, computed by
+    :func:`~forestlab.learners._svm_gram.libsvm_gram` so that libsvm's solver sees the same single-precision
+    matrix as with its own kernel: the same model, about half of libsvm's time with the RBF kernel."""
     from sklearn.svm import _libsvm
 
+    keep = np.flatnonzero(w > 0)
+    if len(keep) < len(w):
+        X, pos, w = X[keep], pos[keep], w[keep]
+    X = np.ascontiguousarray(X, dtype=np.float64)
     _libsvm.set_verbosity_wrap(0)  # libsvm's global switch; SVC() sets it before each fit too
-    (_, support_vectors, _, dual_coef, intercept, _, _, fit_status, _) = _libsvm.fit(
-        np.ascontiguousarray(X, dtype=np.float64), pos.astype(np.float64), svm_type=0,
-        sample_weight=np.ascontiguousarray(w, dtype=np.float64), class_weight=np.array([p_hat, 1.0 - p_hat]),
-        kernel=kernel, C=float(C), nu=0.0, probability=False, epsilon=0.0, gamma=gamma, random_seed=0,
-        **_SVC_DEFAULTS)
+    precomputed = len(X) <= _GRAM_MAX_POINTS
+    if precomputed:
+        from forestlab.learners._svm_gram import libsvm_gram
+
+        data, _ = libsvm_gram(X, kernel, gamma)
+    else:
+        data = X
+    (support, support_vectors, _, dual_coef, intercept, _, _, fit_status, _) = _libsvm.fit(
+        data, pos.astype(np.float64), svm_type=0, sample_weight=np.ascontiguousarray(w, dtype=np.float64),
+        class_weight=np.array([p_hat, 1.0 - p_hat]), kernel="precomputed" if precomputed else kernel, C=float(C),
+        nu=0.0, probability=False, epsilon=0.0, gamma=gamma, random_seed=0, **_SVC_DEFAULTS)
     if fit_status == 1:  # SVC's warning (max_iter reached; never with the default max_iter = −1)
         warnings.warn("Solver terminated early (max_iter reached).", ConvergenceWarning, stacklevel=3)
+    if precomputed:
+        support_vectors = X[support]
     # a binary SVC flips the signs of libsvm's dual coefficients and intercept (SVC.fit)
     return support_vectors, -dual_coef[0], -float(intercept[0])
 
