@@ -79,3 +79,10 @@ def test_summarise_one_pool_and_run_spans(tmp_path: Path) -> None:
     assert out["experiments"] == 2
     assert out["runs_by_experiment"] == {"e1": {"span_s": 25.0, "cpu_s": 30.0, "runs": 2},
                                          "e2": {"span_s": 30.0, "cpu_s": 30.0, "runs": 1}}
+
+
+def test_keep_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    """--keep makes the results folder there; a folder with anything in it would not be an empty store."""
+    (tmp_path / "runs.sqlite").write_bytes(b"")
+    with pytest.raises(SystemExit, match="not empty"):
+        bench.run({}, "quickstart", 1, keep=tmp_path)

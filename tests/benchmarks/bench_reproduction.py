@@ -28,6 +28,7 @@ these commands run some other way, e.g. by the make targets under a shell that t
 writes that sum into bench/results.json and results.md.
 
     python tests/benchmarks/bench_reproduction.py [--experiments studies|all|E1,E2] [--n-jobs 2] [--log FILE]
+                                                  [--keep DIR]
     python tests/benchmarks/bench_reproduction.py --summarise LOG [--pauses FILE] [--store DB] [--into bench]
 """
 
@@ -182,12 +183,16 @@ def summarise(log: Path, pauses: Path | None = None, store: Path | None = None) 
 
 
 def run(out: dict, which: str = "studies", n_jobs: int = 2, log: Path | None = None,
-        pauses: Path | None = None) -> None:
-    """Fill ``out["full_reproduction"]`` from a fresh run of the commands (about 45 min on 2 cores)."""
+        pauses: Path | None = None, keep: Path | None = None) -> None:
+    """Fill ``out["full_reproduction"]`` from a fresh run of the commands (about 45 min on 2 cores); with ``keep``
+    (an empty or new folder), the results folder (store, tables, figures, report) is made there and kept."""
+    if keep is not None and keep.exists() and any(keep.iterdir()):
+        raise SystemExit(f"--keep {keep}: not empty (the reproduction starts from an empty store)")
     with tempfile.TemporaryDirectory() as tmp:
         log = log or Path(tmp) / "reproduction.log"
-        reproduce(experiments(which), n_jobs, log, Path(tmp) / "results")
-        out["full_reproduction"] = summarise(log, pauses, Path(tmp) / "results" / "runs.sqlite")
+        results = keep if keep is not None else Path(tmp) / "results"
+        reproduce(experiments(which), n_jobs, log, results)
+        out["full_reproduction"] = summarise(log, pauses, results / "runs.sqlite")
 
 
 if __name__ == "__main__":
@@ -196,6 +201,8 @@ if __name__ == "__main__":
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--log", type=Path, help="append the per-command log here (kept)")
     parser.add_argument("--pauses", type=Path, help="a pause/resume log whose paused seconds are subtracted")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="make the results folder (store, tables, figures, report) in DIR and keep it")
     parser.add_argument("--summarise", type=Path, metavar="LOG", help="only sum an existing log")
     parser.add_argument("--store", type=Path, metavar="DB",
                         help="with --summarise: the run store (runs.sqlite) whose experiments' run spans to add")
@@ -214,5 +221,5 @@ if __name__ == "__main__":
             write(results, args.into)
     else:
         results: dict = {}
-        run(results, args.experiments, args.n_jobs, args.log, args.pauses)
+        run(results, args.experiments, args.n_jobs, args.log, args.pauses, args.keep)
         print(json.dumps(results, indent=2))
