@@ -16,18 +16,23 @@ The folds and the configurations' parameters are prepared once by this checkout 
 from the mirror, ``FORESTLAB_DATA_MIRROR``), and each timed process reads them (``--workload DIR``) and fits with
 whichever forestlab is first on its path, so both versions see the same arrays and parameters.
 
-Measured on 2026-11-27 (2-core AMD EPYC, 2 rounds, each about 4 min before and 2 min after), seconds per round
-before / after and the median of the two pairs' ratios: trk_svm 1.2, 1.0 / 0.9, 0.7 (1.43x), trk_svm_linear
-1.0, 1.1 / 0.7, 0.6 (1.56x), bagg_svm 49.6, 46.4 / 27.1, 24.5 (1.86x), bagg_svm_linear 78.1, 55.9 / 37.9, 34.7
-(1.84x), rf1_svm 62.6, 46.9 / 29.5, 24.1 (2.03x), rf1_svm_linear 54.6, 41.3 / 22.7, 19.1 (2.29x); all six 246.9,
-192.7 / 118.8, 103.7 s (2.08x and 1.86x: 1.97x), the same fingerprints in every process. The gap between the two
-rounds' "before" (247 and 193 s) is this shared machine's. Three rounds right after (``--rounds 3``): all six
-208.5, 214.7, 212.9 / 113.6, 121.9, 111.7 s (1.84x median), trk_svm 1.89x, trk_svm_linear 1.50x, bagg_svm 1.73x,
-bagg_svm_linear 1.58x, rf1_svm 1.95x, rf1_svm_linear 2.25x: the SVM LeafRank is 1.8-2.0x faster on this workload,
-not the 2x issue 24 asks for, and its bagged forests least. What is left is libsvm's own solver: on German,
-GaussMed20d and Australian, 20 trees of bagg_svm spent 71% of their time in libsvm's trainer and 16% in the RBF
-decision function routing the node's points (numpy, BLAS); bagg_svm_linear, on bench_svm_leafrank's
-synthetic fold, 88% in libsvm's trainer.
+Measured on 2026-11-28 (2-core AMD EPYC with AVX-512, 3 rounds, at 6bf412a: libsvm given each node's kernel matrix
+whole, ``forestlab/learners/_svm_gram.py``), seconds per round before / after and the median of the pairs' ratios:
+trk_svm 0.88, 0.98, 0.82 / 0.39, 0.45, 0.41 (2.20x), trk_svm_linear 0.81, 0.86, 0.79 / 0.55, 0.56, 0.58 (1.49x),
+bagg_svm 37.1, 39.1, 35.4 / 15.8, 16.3, 16.8 (2.35x), bagg_svm_linear 54.2, 51.7, 53.3 / 33.0, 31.7, 34.3 (1.63x),
+rf1_svm 45.7, 45.0, 45.3 / 20.4, 18.6, 19.4 (2.33x), rf1_svm_linear 39.4, 39.6, 40.9 / 18.0, 17.0, 17.4 (2.33x);
+all six 178.1, 177.3, 176.6 / 88.2, 84.6, 89.0 s (2.02x, 2.09x, 1.98x: **2.02x**), the same fingerprints in every
+process. A run just before (2d8ff98, timing the first fit's load of numba's cached code, now done before the
+timing) gave all six 2.20x, 2.11x, 2.09x. The RBF configurations are 2.2-2.4x; the linear ones 1.5-1.6x but
+RF1's: their time is libsvm's solver itself (many iterations, each a pass over the node's points: 10 trees of
+bagg_svm_linear on GaussMed20d, German and Australian are 808 nodes and 1.9 million iterations, median 663 a node),
+which the kernel matrix does not shorten (libsvm 1.07 -> 0.98 s on those nodes, against 0.66 -> 0.37 s on
+bagg_svm's, where libsvm's per-pair kernel calls were half its time).
+
+Before that (2026-11-27, libsvm's own kernel, three rounds): all six 208.5, 214.7, 212.9 / 113.6, 121.9, 111.7 s
+(median 1.84x), trk_svm 1.89x, trk_svm_linear 1.50x, bagg_svm 1.73x, bagg_svm_linear 1.58x, rf1_svm 1.95x,
+rf1_svm_linear 2.25x; on German, GaussMed20d and Australian, 20 trees of bagg_svm spent 71% of their time in
+libsvm's trainer and 16% in the RBF decision function routing the node's points.
 
 The same bench against 21730db^ (bench_heavy_learners' reference, which already has the i24-leafrank branch) gave
 1.04x: the forest's later gains (1071468, trees grown and scored without per-tree checks) are a few percent on
