@@ -191,6 +191,13 @@ def test_the_kernel_matrix_rounds_to_libsvms_entries(kernel, seed, n, q, gamma):
         assert np.all(np.diag(fast) == 1.0)
 
 
+def test_the_kernel_matrix_refuses_a_kernel_its_bounds_do_not_cover():
+    from forestlab.learners._svm_gram import libsvm_gram
+
+    with pytest.raises(ValueError, match="rbf or linear only"):
+        libsvm_gram(np.ones((3, 2)), "poly", 1.0)
+
+
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_the_kernel_matrix_gives_svcs_model_on_the_exact_path_and_past_the_size_limit(kernel, monkeypatch):
     """The same model as SVC's with every entry computed libsvm's way, and for a node above the matrix's size limit

@@ -98,6 +98,8 @@ def libsvm_gram(X: np.ndarray, kernel: str, gamma: float, slack: float | None = 
     """The kernel matrix of the rows of ``X`` (``"rbf"`` or ``"linear"``) whose entries libsvm rounds to the same
     ``float`` as its own kernel's, and whose diagonal is libsvm's; with the number of entries computed libsvm's
     way. ``slack`` widens the bounds (default :data:`SLACK`)."""
+    if kernel not in ("rbf", "linear"):  # the bounds are the RBF's and the linear kernel's only
+        raise ValueError(f"libsvm_gram: kernel {kernel!r} (rbf or linear only)")
     X = np.ascontiguousarray(X, dtype=np.float64)
     K = X @ X.T
     sq = _squared_norms(X)
