@@ -168,7 +168,7 @@ def _stress_points(seed: int, n: int, q: int) -> np.ndarray:
 def test_the_kernel_matrix_rounds_to_libsvms_entries(kernel, seed, n, q, gamma):
     """Every off-diagonal entry rounds to the same float32 as libsvm's own kernel's (computed here entry by entry
     libsvm's way, by forcing the exact path with a huge slack), and the diagonal is libsvm's in float64."""
-    from forestlab.learners._svm_gram import _bound, libsvm_gram
+    from forestlab.learners._svm_gram import _bound, _dot_terms, libsvm_gram
 
     X = _stress_points(seed, n, q)
     fast, n_exact = libsvm_gram(X, kernel, gamma)
@@ -181,8 +181,7 @@ def test_the_kernel_matrix_rounds_to_libsvms_entries(kernel, seed, n, q, gamma):
     # the bound itself, without the default's doubling, holds the product's distance to libsvm's values
     raw, _ = libsvm_gram(X, kernel, gamma, slack=0.0)  # nothing computed libsvm's way but the diagonal
     sq = np.diag(exact) if kernel == "linear" else np.einsum("ij,ij->i", X, X)
-    norms = np.sqrt(sq) * (1.0 + 4.0 * 2.0 ** -53 * (q + 2))
-    c_dot = 2.0 * (q * 2.0 ** -53 / (1.0 - q * 2.0 ** -53)) * 1.000001
+    c_dot, norms = _dot_terms(sq, q)
     pairs = np.random.default_rng(seed).integers(0, n, size=(3000, 2))
     for i, j in pairs[pairs[:, 0] != pairs[:, 1]]:
         bound = _bound(kernel == "rbf", raw[i, j], gamma, sq[i], sq[j], norms[i] * norms[j], c_dot, 1.0)

@@ -69,12 +69,19 @@ def _bound(rbf: bool, k: float, gamma: float, sq_i: float, sq_j: float, norms: f
 
 
 @njit(cache=True, nogil=True)
+def _dot_terms(sq: np.ndarray, d: int) -> tuple[float, np.ndarray]:
+    """The dot product's bound ``2 γ_d`` (a little widened) and upper bounds of the rows' Euclidean norms: a product
+    of d terms and its ``ddot`` are at most ``c_dot · norms[i] · norms[j]`` apart."""
+    c_dot = 2.0 * (d * _U / (1.0 - d * _U)) * 1.000001
+    return c_dot, np.sqrt(sq) * (1.0 + 4.0 * _U * (d + 2))
+
+
+@njit(cache=True, nogil=True)
 def _settle(X: np.ndarray, K: np.ndarray, sq: np.ndarray, gamma: float, rbf: bool, slack: float) -> int:
     """Check every entry of ``K`` against its interval, compute the undecided ones libsvm's way, and set the
     diagonal libsvm's way; returns how many entries were computed libsvm's way (the diagonal not counted)."""
     n, d = X.shape
-    c_dot = 2.0 * (d * _U / (1.0 - d * _U)) * 1.000001
-    norms = np.sqrt(sq) * (1.0 + 4.0 * _U * (d + 2))  # upper bounds of the rows' Euclidean norms
+    c_dot, norms = _dot_terms(sq, d)
     exact = 0
     for i in range(n):
         undecided = 0
