@@ -275,7 +275,8 @@ def test_install_warm_up_compiles_what_each_family_uses(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-m", "forestlab.learners"], env=env, check=True, timeout=600,
                    capture_output=True)
-    kernels = ("_cart", "_treerank_kernels", "_svm_gram", "_ranksvm_kernels", "_kernel_counts", "_pacbayes_kernels")
+    kernels = ("_cart", "_treerank_kernels", "_svm_gram", "_smo", "_ranksvm_kernels", "_kernel_counts",
+               "_pacbayes_kernels")
 
     def cached() -> dict[str, list[str]]:
         files = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())

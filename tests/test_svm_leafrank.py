@@ -1,12 +1,15 @@
-"""The SVM LeafRank (depecker2010 §2.7) calls libsvm's trainer directly (issue 24: SVC's wrapper cost about twice
-libsvm's own time on a forest's nodes), on a kernel matrix computed beforehand (``_svm_gram``: libsvm's per-pair kernel
-calls were about half of its time); these tests hold it to the same numbers as ``SVC``:
+"""The SVM LeafRank (depecker2010 §2.7) fits libsvm's model without SVC's wrapper (issue 24: the wrapper cost about
+twice libsvm's own time on a forest's nodes), on a kernel matrix computed beforehand (``_svm_gram``: libsvm's per-pair
+kernel calls were about half of its time), solved by libsvm's algorithm compiled (``_smo``: its scalar working-set
+loop was most of the rest); these tests hold it to the same numbers as ``SVC``:
 
 - the kernel matrix rounds to libsvm's single-precision entries, on data made to stress the bounds, and with the exact
   path forced everywhere; nodes too big for the matrix go through libsvm's own kernel to the same model;
 - the model (support vectors, dual coefficients, intercept, linear coefficients) equals the one ``SVC`` fits on the
   same node problem, bit for bit, and so does the decision function on new points (against the expression the
   rule evaluated before it was computed in place);
+- the compiled solver returns libsvm's own solution, bit for bit, on data made to tie (duplicated points, integer
+  features), with few and many points at the bounds, and where ``max_iter`` stops it;
 - trees and forests give the numbers pinned from main before the change (SVC's wrapper).
 """
 
@@ -214,3 +217,55 @@ def test_the_kernel_matrix_gives_svcs_model_on_the_exact_path_and_past_the_size_
         assert np.array_equal(support_vectors, svm.support_vectors_)
         assert np.array_equal(dual_coef, svm.dual_coef_[0])
         assert intercept == float(svm.intercept_[0])
+
+
+def _libsvm_on_matrix(K, pos, w, C, p_hat, max_iter=-1):
+    """libsvm's trainer itself on a precomputed kernel matrix (SVC's call): support, dual coefficients, intercept,
+    fit status."""
+    from sklearn.svm import _libsvm
+
+    from forestlab.learners._treerank import _SVC_DEFAULTS
+
+    _libsvm.set_verbosity_wrap(0)
+    settings = {**_SVC_DEFAULTS, "max_iter": max_iter}
+    (support, _, _, dual_coef, intercept, _, _, status, _) = _libsvm.fit(
+        K, pos.astype(np.float64), svm_type=0, sample_weight=w, class_weight=np.array([p_hat, 1.0 - p_hat]),
+        kernel="precomputed", C=C, nu=0.0, probability=False, epsilon=0.0, gamma=0.0, random_seed=0, **settings)
+    return support, dual_coef[0], float(intercept[0]), status
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize(("case", "C", "max_iter"), [
+    ("ties", 1.0, -1), ("ties", 50.0, -1), ("node", 0.05, -1), ("node", 20.0, -1), ("big", 1.0, -1),
+    ("node", 1.0, 7), ("big", 1.0, 150),
+])
+def test_the_compiled_solver_is_libsvms_step_for_step(kernel, case, C, max_iter):
+    """``_smo.fit_c_svc`` against libsvm on the same single-precision matrix: the same support, dual coefficients
+    and intercept, bit for bit, and the same status where ``max_iter`` stops both. "ties": every point three times,
+    integer features (equal gradients and equal candidate values everywhere: libsvm's last-index rule decides);
+    small and large C (every point at the bound, most free); "big": 900 points, many shrinkings and gradient
+    reconstructions."""
+    from forestlab.learners._smo import fit_c_svc
+    from forestlab.learners._svm_gram import libsvm_gram
+
+    rng = np.random.default_rng({"ties": 1, "node": 2, "big": 3}[case])
+    if case == "ties":
+        base = rng.integers(-3, 4, size=(40, 4)).astype(float)
+        X = np.repeat(base, 3, axis=0)
+        pos = np.repeat(rng.random(40) < 0.5, 3)
+        pos[:2] = [True, False]
+        w = np.repeat(rng.integers(1, 3, 40).astype(float), 3)
+    else:
+        X, pos, w = _node_problem(7, 900 if case == "big" else 250, 9, 0.4, True)
+    p_hat = float(w[pos].sum() / w.sum())
+    grouped = np.concatenate([np.flatnonzero(~pos), np.flatnonzero(pos)])
+    K, _ = libsvm_gram(np.ascontiguousarray(X[grouped]), kernel, 0.2)
+    support, dual_coef, intercept, status = fit_c_svc(K, int((~pos).sum()), w[grouped], C, (p_hat, 1.0 - p_hat),
+                                                      1e-3, True, max_iter)
+    ref_support, ref_dual, ref_intercept, ref_status = _libsvm_on_matrix(K, pos[grouped], w[grouped], C, p_hat,
+                                                                         max_iter)
+    assert np.array_equal(support, ref_support)
+    assert dual_coef.tobytes() == ref_dual.tobytes()
+    assert np.float64(intercept).tobytes() == np.float64(ref_intercept).tobytes()
+    assert status == ref_status == (max_iter != -1)
+    assert len(support) > 0

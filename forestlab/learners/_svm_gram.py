@@ -4,10 +4,10 @@ libsvm (scikit-learn's build) evaluates its kernel one entry at a time, a BLAS `
 ``exp(−γ (‖x‖² + ‖z‖² − 2 x·z))`` for the RBF kernel, and stores each entry of its matrix ``Q`` in single precision
 (``Qfloat`` is ``float``: ``Q_ij = (float)(y_i y_j K_ij)``); only the diagonal ``K_ii`` is kept in double. On a
 LeafRank's node problems those per-pair calls are about half of libsvm's time with the RBF kernel (a tenth with the
-linear one). This module gives libsvm the whole matrix at once (``kernel="precomputed"``), from one matrix product
-(BLAS ``gemm``) and numpy's vectorised ``exp``, and guarantees that every entry rounds to the same ``float`` as
-libsvm's own: so libsvm's solver sees the same ``Q`` and ``QD``, takes the same steps and returns the same model, bit
-for bit.
+linear one). This module computes the whole matrix at once, from one matrix product (BLAS ``gemm``) and numpy's
+vectorised ``exp``, and guarantees that every entry rounds to the same ``float`` as libsvm's own: so libsvm's solver
+(``kernel="precomputed"``, or its compiled port :mod:`forestlab.learners._smo`, which the LeafRank uses) sees the same
+``Q`` and ``QD``, takes the same steps and returns the same model, bit for bit.
 
 How: the product's entries and the per-pair ``ddot``'s differ only by rounding, at most ``2 γ_d ‖x‖ ‖z‖`` apart
 (``γ_d = d u / (1 − d u)``, ``u = 2⁻⁵³``, the classic bound of a ``d``-term dot product in any order, Cauchy–Schwarz

@@ -31,10 +31,10 @@ The fitted tree is kept as arrays (:class:`RankingTree`, the pruning and forest 
 routing structure: for the CART and axis LeafRanks every master split is itself a small tree of axis-parallel tests,
 and all of them are chained into one decision graph that a new point walks once. Those two LeafRanks are grown by
 compiled code (numba, :mod:`forestlab.learners._treerank_kernels`): a presorted weighted CART that never re-sorts;
-the SVM and dyadic LeafRanks run a Python loop over the master nodes (the SVM's libsvm trainer called directly,
-with the arguments ``SVC`` passes it, on a kernel matrix computed beforehand to libsvm's single-precision entries,
-:mod:`forestlab.learners._svm_gram`: the same model without the wrapper's per-node cost and libsvm's per-pair kernel
-calls).
+the SVM and dyadic LeafRanks run a Python loop over the master nodes (the SVM's: libsvm's algorithm, compiled,
+:mod:`forestlab.learners._smo`, on a kernel matrix computed beforehand to libsvm's single-precision entries,
+:mod:`forestlab.learners._svm_gram`: SVC's model, bit for bit, without the wrapper's per-node cost, libsvm's
+per-pair kernel calls and its scalar working-set loop).
 """
 
 from __future__ import annotations
@@ -365,48 +365,54 @@ _SVC_DEFAULTS = {name: getattr(SVC(), name) for name in ("degree", "coef0", "tol
                                                          "max_iter")}
 
 
-#: Largest node (points of positive weight) whose kernel matrix is given to libsvm whole (``_svm_gram``: 72 MB in
-#: float64); above it libsvm computes its kernel itself. Either way the same model.
+#: Largest node (points of positive weight) whose kernel matrix is computed whole (``_svm_gram``: 72 MB in float64)
+#: and solved by libsvm's algorithm compiled (``_smo``); above it libsvm runs with its own kernel. Either way the
+#: same model.
 _GRAM_MAX_POINTS = 3000
 
 
 def _fit_libsvm(X: np.ndarray, pos: np.ndarray, w: np.ndarray, kernel: str, C: float, gamma: float,
                 p_hat: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """``SVC(kernel, C, gamma, class_weight={1: 1 − p̂, −1: p̂}).fit(X, ±1, sample_weight=w)`` without its
-    wrapper: the same call to libsvm's trainer with the same arguments (classes −1, +1 coded 0, 1 as SVC codes
-    them; its class weights in that order), so the same model, bit for bit, as ``SVC`` fits. The wrapper's input
-    validation, parameter checks and target encoding cost about twice libsvm's own time on a LeafRank's nodes,
-    and TreeRank has already checked the data. Returns SVC's ``support_vectors_``, ``dual_coef_[0]`` and
-    ``intercept_[0]``.
+    """``SVC(kernel, C, gamma, class_weight={1: 1 − p̂, −1: p̂}).fit(X, ±1, sample_weight=w)``'s model, bit for bit,
+    without its wrapper (whose input validation, parameter checks and target encoding cost about twice libsvm's own
+    time on a LeafRank's nodes; TreeRank has already checked the data). Returns SVC's ``support_vectors_``,
+    ``dual_coef_[0]`` and ``intercept_[0]``.
 
     libsvm drops the points of zero weight before it solves (scikit-learn's ``remove_zero_weight``); they are
-    dropped here first, and the kernel matrix of the others is given to libsvm whole, computed by
-    :func:`~forestlab.learners._svm_gram.libsvm_gram` so that libsvm's solver sees the same single-precision
-    matrix as with its own kernel: the same model, about half of libsvm's time with the RBF kernel."""
-    from sklearn.svm import _libsvm
-
+    dropped here first. A node of at most :data:`_GRAM_MAX_POINTS` such points with both classes is then grouped as
+    libsvm groups it (class 0, i.e. −1, first), its kernel matrix computed whole by
+    :func:`~forestlab.learners._svm_gram.libsvm_gram` (each entry the single-precision value libsvm's own kernel
+    gives) and solved by :func:`~forestlab.learners._smo.fit_c_svc`, libsvm's solver step for step: the same model
+    in about half of libsvm's time. Otherwise libsvm's trainer itself is called, as SVC calls it (classes −1, +1
+    coded 0, 1; its class weights in that order)."""
     keep = np.flatnonzero(w > 0)
     if len(keep) < len(w):
         X, pos, w = X[keep], pos[keep], w[keep]
     X = np.ascontiguousarray(X, dtype=np.float64)
-    _libsvm.set_verbosity_wrap(0)  # libsvm's global switch; SVC() sets it before each fit too
-    precomputed = len(X) <= _GRAM_MAX_POINTS
-    if precomputed:
+    n_neg = len(pos) - int(np.count_nonzero(pos))
+    if len(X) <= _GRAM_MAX_POINTS and 0 < n_neg < len(pos):
+        from forestlab.learners._smo import fit_c_svc
         from forestlab.learners._svm_gram import libsvm_gram
 
-        data, _ = libsvm_gram(X, kernel, gamma)
+        grouped = np.concatenate([np.flatnonzero(~pos), np.flatnonzero(pos)])
+        K, _ = libsvm_gram(np.ascontiguousarray(X[grouped]), kernel, gamma)
+        support, dual_coef, intercept, fit_status = fit_c_svc(
+            K, n_neg, w[grouped], float(C), (p_hat, 1.0 - p_hat), _SVC_DEFAULTS["tol"], _SVC_DEFAULTS["shrinking"],
+            _SVC_DEFAULTS["max_iter"])
+        support_vectors = X[grouped[support]]
     else:
-        data = X
-    (support, support_vectors, _, dual_coef, intercept, _, _, fit_status, _) = _libsvm.fit(
-        data, pos.astype(np.float64), svm_type=0, sample_weight=np.ascontiguousarray(w, dtype=np.float64),
-        class_weight=np.array([p_hat, 1.0 - p_hat]), kernel="precomputed" if precomputed else kernel, C=float(C),
-        nu=0.0, probability=False, epsilon=0.0, gamma=gamma, random_seed=0, **_SVC_DEFAULTS)
+        from sklearn.svm import _libsvm
+
+        _libsvm.set_verbosity_wrap(0)  # libsvm's global switch; SVC() sets it before each fit too
+        (_, support_vectors, _, dual_coefs, intercepts, _, _, fit_status, _) = _libsvm.fit(
+            X, pos.astype(np.float64), svm_type=0, sample_weight=np.ascontiguousarray(w, dtype=np.float64),
+            class_weight=np.array([p_hat, 1.0 - p_hat]), kernel=kernel, C=float(C), nu=0.0, probability=False,
+            epsilon=0.0, gamma=gamma, random_seed=0, **_SVC_DEFAULTS)
+        dual_coef, intercept = dual_coefs[0], float(intercepts[0])
     if fit_status == 1:  # SVC's warning (max_iter reached; never with the default max_iter = −1)
         warnings.warn("Solver terminated early (max_iter reached).", ConvergenceWarning, stacklevel=3)
-    if precomputed:
-        support_vectors = X[support]
     # a binary SVC flips the signs of libsvm's dual coefficients and intercept (SVC.fit)
-    return support_vectors, -dual_coef[0], -float(intercept[0])
+    return support_vectors, -dual_coef, -intercept
 
 
 def _dyadic_leafrank(X: np.ndarray, pos: np.ndarray, w: np.ndarray, features: np.ndarray,
