@@ -28,15 +28,19 @@ def _cpu_flags() -> set[str]:
         return set()
 
 
+def _is_avx512_target(target: str) -> bool:
+    """One of numpy's AVX-512 dispatch targets (X86_V4, AVX512_*; their names differ between numpy versions)."""
+    return target == "X86_V4" or target.startswith("AVX512")
+
+
 def _numpy_avx512_targets() -> str:
-    """numpy's own AVX-512 code paths (its dispatch targets X86_V4 and AVX512_*; their names differ between numpy
-    versions), read from numpy in a child process: this one must not load numpy before the environment says which
-    paths to leave out."""
+    """numpy's own AVX-512 code paths, read from numpy in a child process: this one must not load numpy before the
+    environment says which paths to leave out."""
     code = ("try:\n    from numpy._core._multiarray_umath import __cpu_dispatch__ as targets\n"
             "except ImportError:\n    from numpy.core._multiarray_umath import __cpu_dispatch__ as targets\n"
-            "print(' '.join(t for t in targets if t == 'X86_V4' or t.startswith('AVX512')))")
+            "print(' '.join(targets))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else ""
+    return " ".join(t for t in done.stdout.split() if _is_avx512_target(t)) if done.returncode == 0 else ""
 
 
 _CPU_FLAGS = _cpu_flags()
@@ -68,7 +72,7 @@ def numpy_avx512_on() -> list[str]:
         from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
     except ImportError:
         from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-    return [t for t in __cpu_dispatch__ if (t == "X86_V4" or t.startswith("AVX512")) and __cpu_features__.get(t)]
+    return [t for t in __cpu_dispatch__ if _is_avx512_target(t) and __cpu_features__.get(t)]
 
 
 def pinned_blas(test):

@@ -16,18 +16,21 @@ The folds and the configurations' parameters are prepared once by this checkout 
 from the mirror, ``FORESTLAB_DATA_MIRROR``), and each timed process reads them (``--workload DIR``) and fits with
 whichever forestlab is first on its path, so both versions see the same arrays and parameters.
 
-Measured on 2026-11-28 (2-core AMD EPYC with AVX-512, 3 rounds, at 6bf412a: libsvm given each node's kernel matrix
-whole, ``forestlab/learners/_svm_gram.py``), seconds per round before / after and the median of the pairs' ratios:
-trk_svm 0.88, 0.98, 0.82 / 0.39, 0.45, 0.41 (2.20x), trk_svm_linear 0.81, 0.86, 0.79 / 0.55, 0.56, 0.58 (1.49x),
-bagg_svm 37.1, 39.1, 35.4 / 15.8, 16.3, 16.8 (2.35x), bagg_svm_linear 54.2, 51.7, 53.3 / 33.0, 31.7, 34.3 (1.63x),
-rf1_svm 45.7, 45.0, 45.3 / 20.4, 18.6, 19.4 (2.33x), rf1_svm_linear 39.4, 39.6, 40.9 / 18.0, 17.0, 17.4 (2.33x);
-all six 178.1, 177.3, 176.6 / 88.2, 84.6, 89.0 s (2.02x, 2.09x, 1.98x: **2.02x**), the same fingerprints in every
-process. A run just before (2d8ff98, timing the first fit's load of numba's cached code, now done before the
-timing) gave all six 2.20x, 2.11x, 2.09x. The RBF configurations are 2.2-2.4x; the linear ones 1.5-1.6x but
-RF1's: their time is libsvm's solver itself (many iterations, each a pass over the node's points: 10 trees of
-bagg_svm_linear on GaussMed20d, German and Australian are 808 nodes and 1.9 million iterations, median 663 a node),
-which the kernel matrix does not shorten (libsvm 1.07 -> 0.98 s on those nodes, against 0.66 -> 0.37 s on
-bagg_svm's, where libsvm's per-pair kernel calls were half its time).
+Measured on 2026-11-28 (2-core AMD EPYC with AVX-512, 3 rounds, at ace3b59: libsvm's solver compiled,
+``forestlab/learners/_smo.py``, on each node's kernel matrix, ``forestlab/learners/_svm_gram.py``), seconds per round
+before / after and the median of the pairs' ratios: trk_svm 0.79, 0.83, 0.83 / 0.30, 0.31, 0.35 (2.67x),
+trk_svm_linear 0.78, 0.79, 0.80 / 0.34, 0.34, 0.35 (2.28x), bagg_svm 34.9, 35.8, 35.7 / 11.5, 11.7, 12.4 (3.02x),
+bagg_svm_linear 49.7, 51.1, 50.4 / 20.7, 20.7, 21.0 (2.40x), rf1_svm 43.1, 44.6, 43.8 / 13.7, 14.1, 14.6 (3.14x),
+rf1_svm_linear 37.5, 38.8, 38.9 / 11.3, 11.5, 11.8 (3.33x); all six 166.6, 171.8, 170.5 / 57.9, 58.6, 60.6 s
+(**2.88x**), the same fingerprints in every process.
+
+Earlier the same day, at 6bf412a (libsvm itself given the kernel matrix): all six 178.1, 177.3, 176.6 / 88.2, 84.6,
+89.0 s (median 2.02x); the RBF configurations 2.2-2.4x, but trk_svm_linear 1.49x and bagg_svm_linear 1.63x: their time
+was libsvm's solver itself (many iterations, each a pass over the node's points: 10 trees of bagg_svm_linear on
+GaussMed20d, German and Australian are 808 nodes and 1.9 million iterations, median 663 a node), which the kernel
+matrix does not shorten (libsvm 1.07 -> 0.98 s on those nodes, against 0.66 -> 0.37 s on bagg_svm's). The compiled
+solver takes the same iterations in less time (its working-set selection, a branchy scalar loop with a division per
+point in libsvm, is a vectorised pass): on 647 of bagg_svm_linear's nodes, kernel matrix and solver 0.85 -> 0.57 s.
 
 Before that (2026-11-27, libsvm's own kernel, three rounds): all six 208.5, 214.7, 212.9 / 113.6, 121.9, 111.7 s
 (median 1.84x), trk_svm 1.89x, trk_svm_linear 1.50x, bagg_svm 1.73x, bagg_svm_linear 1.58x, rf1_svm 1.95x,
