@@ -58,3 +58,23 @@ def test_the_workload_fits_every_configuration_with_the_same_numbers_twice(mirro
     assert sorted(first) == sorted(bench.ALGORITHMS)
     assert {k: v["scores_sha1"] for k, v in first.items()} == {k: v["scores_sha1"] for k, v in second.items()}
     assert len({v["scores_sha1"] for v in first.values()}) == len(bench.ALGORITHMS)  # six different models
+
+
+def test_a_missing_dataset_leaves_the_section_unmeasured_and_other_errors_are_raised(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from forestlab.errors import DatasetError
+
+    def missing(folder: Path) -> None:
+        raise DatasetError("dataset 'german': not found")
+
+    monkeypatch.setattr(bench, "prepare", missing)
+    out: dict = {}
+    bench.run(out, rounds=1)
+    assert out == {"svm_leafrank_table_a1": {"not_measured": "DatasetError: dataset 'german': not found"}}
+
+    def broken(folder: Path) -> None:
+        raise KeyError("algorithms")
+
+    monkeypatch.setattr(bench, "prepare", broken)
+    with pytest.raises(KeyError):
+        bench.run({}, rounds=1)

@@ -6,7 +6,7 @@ family's kernels, about 55 s of one core on a slow 2-core machine, the tree buil
 does each worker of a fresh clone's test suite. Here each family is fitted once on a tiny problem, through the
 learners themselves, so the kernels are compiled for the arrays the runs pass them: the tree builder's port
 (:func:`forestlab.learners._cart.warm_up`), TreeRank's (a ranking tree, its routing; the SVM LeafRank's kernel
-matrix), RankSVM's pairwise counts and
+matrix and solver), RankSVM's pairwise counts and
 line search, the forest kernel's shared-leaf counts and the PAC-Bayes successors' tandem matrices. A kernel only a
 rarer path calls is compiled where it is first called, as before.
 """

@@ -1,19 +1,19 @@
 """libsvm's C-SVC trainer (scikit-learn's build), its steps and arithmetic unchanged, on a kernel matrix held whole.
 
 The SVM LeafRank gives libsvm each node's kernel matrix (:mod:`~forestlab.learners._svm_gram`). libsvm then still
-pays for being general: its solver reads the matrix's columns through a cache of per-column arrays, one kernel
-call per entry, and its working-set selection is a branchy loop with a division per point, one pass per
-iteration. On the linear LeafRank's nodes that loop is almost all of the time (many iterations: 1.9 million for
-808 nodes of 10 bagged trees). This module runs the same algorithm, compiled with numba, on a single-precision
-copy of the matrix (libsvm's ``Qfloat``): the same working-set selection (WSS 3 of Fan, Chen and Lin, 2005, with
-libsvm's ties: the last index wins), the same two-variable update and clipping, the same shrinking every
-``min(l, 1000)`` iterations, gradient reconstruction (both of libsvm's summation orders) and bias, each
-floating-point operation as libsvm writes it. So the same model, bit for bit: the same support vectors in the same
-order, the same dual coefficients and intercept (``tests/test_svm_leafrank.py`` compares it with libsvm's on node
-problems of both kernels and on data made to tie).
+pays for being general: its solver reads the matrix's columns through a cache of per-column arrays, one kernel call
+per entry, and its working-set selection is a branchy scalar loop with a division per point, one pass per iteration.
+On the linear LeafRank's nodes, where libsvm iterates most (1.9 million iterations for 808 nodes of 10 bagged
+trees), libsvm was about four fifths of a forest's time. This module runs the same algorithm, compiled with numba,
+on a single-precision copy of the matrix (libsvm's ``Qfloat``): the same working-set selection (WSS 3 of Fan, Chen
+and Lin, 2005, with libsvm's ties: the last index wins), the same two-variable update and clipping, the same
+shrinking every ``min(l, 1000)`` iterations, gradient reconstruction (both of libsvm's summation orders) and bias,
+each floating-point operation as libsvm writes it. So the same model, bit for bit: the same support vectors in the
+same order, the same dual coefficients and intercept (``tests/test_svm_leafrank.py`` compares it with libsvm's on
+node problems of both kernels and on data made to tie).
 
 What differs is only how the work is laid out: the selection computes every point's candidate value in a
-branch-free pass that the compiler vectorises (the divisions eight at a time), then the extreme value, then the
+branch-free pass that the compiler vectorises (the divisions several at a time), then the extreme value, then the
 last index that holds it; the matrix's rows and columns are swapped in place where libsvm swaps its cached columns'
 entries. On 2539 node problems of Table A.1's forests (bagged and RF1, both kernels) the models were libsvm's, bit
 for bit, in about 0.6 to 0.8 of the time of libsvm given the same matrix (kernel matrix included); Table A.1's six
