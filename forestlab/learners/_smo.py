@@ -186,6 +186,33 @@ def _be_shrunk(t: int, y: np.ndarray, G: np.ndarray, status: np.ndarray, gmax1: 
     return False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _clip_sum(a: float, b: float, total: float, c: float) -> tuple[float, float]:
+    """One of libsvm's two clippings of a same-label pair (α_a + α_b = total kept): a to its bound c, or b to 0;
+    libsvm applies it to (i, j, C_i), then to (j, i, C_j)."""
+    if total > c:
+        if a > c:
+            a = c
+            b = total - c
+    else:
+        if b < 0:
+            b = 0.0
+            a = total
+    return a, b
+
+
+@njit(cache=True, nogil=True)
+def _update_g_bar(G_bar: np.ndarray, q_t: np.ndarray, c: float, was_upper: bool, size: int) -> None:
+    """libsvm's update of G_bar (the gradient with the free variables at 0) when point t leaves (``was_upper``)
+    or reaches its upper bound c: ∓ c Q_t."""
+    if was_upper:
+        for k in range(size):
+            G_bar[k] -= c * np.float64(q_t[k])
+    else:
+        for k in range(size):
+            G_bar[k] += c * np.float64(q_t[k])
+
+
 @njit(cache=True, nogil=True)
 def solve(Q: np.ndarray, QD: np.ndarray, y: np.ndarray, C: np.ndarray, eps: float, shrinking: bool,
           max_iter: int) -> tuple[np.ndarray, float, int]:
@@ -299,22 +326,8 @@ def solve(Q: np.ndarray, QD: np.ndarray, y: np.ndarray, C: np.ndarray, eps: floa
             total = alpha[i] + alpha[j]
             alpha[i] -= delta
             alpha[j] += delta
-            if total > C_i:
-                if alpha[i] > C_i:
-                    alpha[i] = C_i
-                    alpha[j] = total - C_i
-            else:
-                if alpha[j] < 0:
-                    alpha[j] = 0.0
-                    alpha[i] = total
-            if total > C_j:
-                if alpha[j] > C_j:
-                    alpha[j] = C_j
-                    alpha[i] = total - C_j
-            else:
-                if alpha[i] < 0:
-                    alpha[i] = 0.0
-                    alpha[j] = total
+            alpha[i], alpha[j] = _clip_sum(alpha[i], alpha[j], total, C_i)
+            alpha[j], alpha[i] = _clip_sum(alpha[j], alpha[i], total, C_j)
         delta_i = alpha[i] - old_alpha_i
         delta_j = alpha[j] - old_alpha_j
         for k in range(active_size):
@@ -324,19 +337,9 @@ def solve(Q: np.ndarray, QD: np.ndarray, y: np.ndarray, C: np.ndarray, eps: floa
         status[i] = _status(alpha[i], C_i)
         status[j] = _status(alpha[j], C_j)
         if ui != (status[i] == _UPPER):
-            if ui:
-                for k in range(size):
-                    G_bar[k] -= C_i * np.float64(Q[i, k])
-            else:
-                for k in range(size):
-                    G_bar[k] += C_i * np.float64(Q[i, k])
+            _update_g_bar(G_bar, Q[i], C_i, ui, size)
         if uj != (status[j] == _UPPER):
-            if uj:
-                for k in range(size):
-                    G_bar[k] -= C_j * np.float64(Q[j, k])
-            else:
-                for k in range(size):
-                    G_bar[k] += C_j * np.float64(Q[j, k])
+            _update_g_bar(G_bar, Q[j], C_j, uj, size)
     # libsvm's calculate_rho
     nr_free = 0
     ub = _INF
