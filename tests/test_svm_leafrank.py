@@ -50,6 +50,13 @@ def _node_problem(seed: int, n: int, q: int, p: float, counts: bool) -> tuple[np
     return X, pos, w
 
 
+def assert_svcs_model(svm: SVC, support_vectors: np.ndarray, dual_coef: np.ndarray, intercept: float) -> None:
+    """SVC's support vectors, dual coefficients and intercept, bit for bit (zeros' signs included)."""
+    assert support_vectors.tobytes() == np.ascontiguousarray(svm.support_vectors_).tobytes()
+    assert dual_coef.tobytes() == np.ascontiguousarray(svm.dual_coef_[0]).tobytes()
+    assert np.float64(intercept).tobytes() == np.float64(svm.intercept_[0]).tobytes()
+
+
 def _reference_decision(svm: SVC, X: np.ndarray) -> np.ndarray:
     """The decision function as the rule computed it from an ``SVC`` before (the expression written out)."""
     if svm.kernel == "linear":
@@ -78,9 +85,7 @@ def test_the_direct_libsvm_call_fits_svcs_model_bit_for_bit(kernel, seed, n, q, 
     svm = SVC(kernel=kernel, C=C, gamma=gamma, class_weight={1: 1.0 - p_hat, -1: p_hat})
     svm.fit(X, np.where(pos, 1, -1), sample_weight=w)
     support_vectors, dual_coef, intercept = _fit_libsvm(X, pos, w, kernel, C, gamma, p_hat)
-    assert np.array_equal(support_vectors, svm.support_vectors_)
-    assert np.array_equal(dual_coef, svm.dual_coef_[0])
-    assert intercept == float(svm.intercept_[0])
+    assert_svcs_model(svm, support_vectors, dual_coef, intercept)
     rule = _SVMRule(support_vectors, dual_coef, intercept, kernel == "linear", np.arange(q), gamma)
     if kernel == "linear":
         assert np.array_equal(rule.coef, np.asarray(svm.coef_).ravel())
@@ -214,9 +219,7 @@ def test_the_kernel_matrix_gives_svcs_model_on_the_exact_path_and_past_the_size_
         with monkeypatch.context() as m:
             m.setattr(*patch)
             support_vectors, dual_coef, intercept = _fit_libsvm(X, pos, w, kernel, 1.0, 0.1, p_hat)
-        assert np.array_equal(support_vectors, svm.support_vectors_)
-        assert np.array_equal(dual_coef, svm.dual_coef_[0])
-        assert intercept == float(svm.intercept_[0])
+        assert_svcs_model(svm, support_vectors, dual_coef, intercept)
 
 
 def _libsvm_on_matrix(K, pos, w, C, p_hat, max_iter=-1):
